@@ -1,0 +1,35 @@
+// One small database interface over two drivers: the embedded PGlite and a PostgreSQL server
+// (node-postgres). The SQL is the same for both; only connection handling differs.
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, any>>(sql: string, params?: unknown[]): Promise<QueryResult<T>>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type Tx = Queryable;
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /**
+   * Run `fn` in one transaction: committed when it resolves, rolled back when it throws.
+   * Never do network I/O inside: on PGlite a transaction blocks every other query.
+   */
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /** LISTEN on a channel; resolves to an unsubscribe function. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/** Postgres type OIDs whose text form both drivers must parse the same way. */
+export const TYPE_OIDS = { int8: 20, numeric: 1700 } as const;
+
+/** int8 values here are counters, ids and minor-unit money: all far below 2^53. */
+export function parseInt8(value: string): number {
+  return Number(value);
+}

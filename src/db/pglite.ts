@@ -1,0 +1,99 @@
+// The embedded database. PGlite runs PostgreSQL in WebAssembly in this process, with its files in
+// the data dir. It is for one process on one machine (README "Embedded database").
+import { PGlite } from '@electric-sql/pglite';
+import type { Db, QueryResult, Tx } from './db.js';
+import { TYPE_OIDS, parseInt8 } from './db.js';
+
+// PGlite's own defaults start PostgreSQL with `-F` (fsync off). We keep every other default and
+// drop that flag so a commit is flushed before it is acknowledged: a process killed with SIGKILL
+// (or a machine losing power) then reopens with every acknowledged write present.
+const DURABLE_START_PARAMS = [
+  '--single', '-O', '-j',
+  '-c', 'search_path=public',
+  '-c', 'exit_on_error=false',
+  '-c', 'log_checkpoints=false',
+  '-c', 'max_worker_processes=0',
+  '-c', 'max_parallel_workers=0',
+  '-c', 'max_parallel_workers_per_gather=0',
+  '-c', 'io_method=sync',
+  '-c', 'max_parallel_maintenance_workers=0',
+  '-c', 'fsync=on',
+  '-c', 'synchronous_commit=on',
+  '-c', 'full_page_writes=on',
+];
+
+export interface PGliteOptions {
+  /** Directory of the database files; omitted for an in-memory database (tests). */
+  dataDir?: string;
+  /** A tarball from `dumpDataDir` to start from (tests clone a migrated template this way). */
+  loadDataDir?: Blob;
+}
+
+export async function openPGlite(options: PGliteOptions): Promise<Db> {
+  const pg = await PGlite.create({
+    dataDir: options.dataDir,
+    loadDataDir: options.loadDataDir,
+    relaxedDurability: false,
+    startParams: options.dataDir ? DURABLE_START_PARAMS : undefined,
+    parsers: { [TYPE_OIDS.int8]: parseInt8 },
+  });
+  return new PGliteDb(pg);
+}
+
+type PGliteTx = { query: PGlite['query']; exec: PGlite['exec'] };
+
+function wrap(q: PGliteTx): Tx {
+  return {
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      const r = await q.query<T>(sql, params as any[]);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    },
+    async exec(sql: string) {
+      await q.exec(sql);
+    },
+  };
+}
+
+class PGliteDb implements Db {
+  readonly kind = 'pglite' as const;
+  private readonly direct: Tx;
+  private closing: Promise<void> | null = null;
+
+  constructor(readonly pg: PGlite) {
+    this.direct = wrap(pg);
+  }
+
+  query<T>(sql: string, params?: unknown[]) {
+    return this.direct.query<T>(sql, params);
+  }
+
+  exec(sql: string) {
+    return this.direct.exec(sql);
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.pg.transaction((tx) => fn(wrap(tx)));
+  }
+
+  async listen(channel: string, onMessage: (payload: string) => void) {
+    const unsubscribe = await this.pg.listen(channel, onMessage);
+    return async () => {
+      if (!this.pg.closed) await unsubscribe();
+    };
+  }
+
+  /** Safe to call from several exit paths at once: the database is closed exactly once. */
+  close(): Promise<void> {
+    this.closing ??= this.pg.closed ? Promise.resolve() : this.pg.close();
+    return this.closing;
+  }
+
+  /** The whole database as a tarball (tests make per-file copies of a migrated template). */
+  dumpDataDir() {
+    return this.pg.dumpDataDir('none');
+  }
+}
+
+export function isPGliteDb(db: Db): db is Db & { dumpDataDir(): Promise<File | Blob> } {
+  return db.kind === 'pglite';
+}

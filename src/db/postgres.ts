@@ -1,0 +1,98 @@
+// PostgreSQL server through node-postgres: the production database, shared by any number of api
+// and worker processes.
+import pg from 'pg';
+import type { Db, QueryResult, Tx } from './db.js';
+import { TYPE_OIDS, parseInt8 } from './db.js';
+
+const types = {
+  getTypeParser(oid: number, format?: any) {
+    if (oid === TYPE_OIDS.int8) return parseInt8;
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Db> {
+  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: types as any });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  await pool.query('select 1');
+  return new PostgresDb(pool, url);
+}
+
+function wrap(client: pg.Pool | pg.PoolClient): Tx {
+  return {
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      const r = await client.query(sql, params as any[]);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  };
+}
+
+class PostgresDb implements Db {
+  readonly kind = 'postgres' as const;
+  private readonly direct: Tx;
+  private listener: pg.Client | null = null;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly pool: pg.Pool, private readonly url: string) {
+    this.direct = wrap(pool);
+  }
+
+  query<T>(sql: string, params?: unknown[]) {
+    return this.direct.query<T>(sql, params);
+  }
+
+  exec(sql: string) {
+    return this.direct.exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(wrap(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** One dedicated connection carries every LISTEN of this process. */
+  async listen(channel: string, onMessage: (payload: string) => void) {
+    if (!this.listener) {
+      const client = new pg.Client({ connectionString: this.url });
+      client.on('error', () => {});
+      client.on('notification', (msg) => {
+        for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+      });
+      await client.connect();
+      this.listener = client;
+    }
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+      await this.listener.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+    }
+    set.add(onMessage);
+    return async () => {
+      set!.delete(onMessage);
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.listener?.end().catch(() => {});
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,25 @@
+// What every part of the service is handed at start (design.md: nothing reads process.env or the
+// wall clock on its own).
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Clock } from './clock.js';
+import type { Db } from './db/db.js';
+import type { SecretBox } from './crypto.js';
+import type { PlatformJwt } from './accounts/jwt.js';
+import type { RateLimiter } from './ratelimit/limiter.js';
+import type { AccessTokenCache } from './oauth/token-cache.js';
+import type { JobRegistry } from './jobs/registry.js';
+import type { TierCache } from './ratelimit/tier-cache.js';
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  secrets: SecretBox;
+  jwt: PlatformJwt;
+  limiter: RateLimiter;
+  tiers: TierCache;
+  tokens: AccessTokenCache;
+  jobs: JobRegistry;
+  log?: Logger;
+}

@@ -1,0 +1,55 @@
+// Every error, thrown anywhere, is rendered here in the shape its route declared (C5.1). Unknown
+// errors become a 500 without internal detail; the log carries the request id.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from './errors.js';
+import { envelopeError, errorsBody, rateLimitBody, type ErrorShape } from './shapes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Error body shape of the route; envelope when not given. */
+    shape?: ErrorShape;
+  }
+  interface FastifyRequest {
+    /** Set by a surface plugin for requests that match no route (their 404 needs a shape too). */
+    fallbackShape?: ErrorShape;
+  }
+}
+
+export function shapeOf(request: FastifyRequest): ErrorShape {
+  return request.routeOptions.config?.shape ?? request.fallbackShape ?? 'envelope';
+}
+
+/** Fastify's own errors (bad JSON, schema validation, body too large) as AppErrors. */
+function fromFastify(err: FastifyError): AppError | null {
+  if (err.validation) {
+    const fields: Record<string, string[]> = {};
+    for (const v of err.validation) {
+      const field = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || String((v.params as any)?.missingProperty ?? 'base');
+      (fields[field] ??= []).push(v.message ?? 'is invalid');
+    }
+    const first = Object.entries(fields)[0];
+    return new AppError('bad_request', first ? `${first[0]} ${first[1][0]}` : 'Invalid request', fields);
+  }
+  const code = err.statusCode ?? 500;
+  if (code === 415) return new AppError('bad_request', 'Unsupported content type');
+  if (code === 413) return new AppError('bad_request', 'Request body is too large');
+  if (code >= 400 && code < 500 && code !== 404) return new AppError('bad_request', err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.name === 'SyntaxError' ? 'Malformed JSON body' : err.message);
+  if (code === 404) return new AppError('not_found', 'Not Found');
+  return null;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
+  if (error.kind === 'rate_limited') return reply.code(429).send(rateLimitBody());
+  const body = shapeOf(request) === 'errors' ? errorsBody(error.message, error.fields) : envelopeError(error.status, error.message);
+  return reply.code(error.status).send(body);
+}
+
+export function installErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const appError = err instanceof AppError ? err : fromFastify(err);
+    if (appError) return sendError(request, reply, appError);
+    request.log.error({ err, reqId: request.id }, 'unexpected error');
+    return sendError(request, reply, new AppError('internal', `Internal server error (request ${request.id})`));
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', 'Not Found')));
+}

@@ -1,0 +1,43 @@
+// The closed set of error kinds and their HTTP status, in one place (design.md). Rules throw these;
+// the error handler renders them in the shape of the endpoint that failed.
+
+export type ErrorKind =
+  | 'bad_request'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'unprocessable'
+  | 'rate_limited'
+  | 'internal';
+
+export const STATUS_OF: Record<ErrorKind, number> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+};
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    /** Per-field messages for the errors body (`{ errors: { title: ["can't be blank"] } }`). */
+    readonly fields?: Record<string, string[]>,
+  ) {
+    super(message);
+    this.status = STATUS_OF[kind];
+  }
+}
+
+export const badRequest = (message: string, fields?: Record<string, string[]>) => new AppError('bad_request', message, fields);
+export const unauthenticated = (message = 'Invalid or missing credentials') => new AppError('unauthenticated', message);
+export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
+export const notFound = (message = 'Not Found') => new AppError('not_found', message);
+export const conflict = (message: string) => new AppError('conflict', message);
+export const unprocessable = (message: string, fields?: Record<string, string[]>) => new AppError('unprocessable', message, fields);

@@ -1,0 +1,60 @@
+// The response shapes of app-api.md, each produced here and nowhere else: the standard envelope,
+// the errors body and the rate-limit body. (Bare bodies are plain `{ key: resource }` objects.)
+
+/** Which body an endpoint's errors use (C5.1). Declared per route in `config.shape`. */
+export type ErrorShape = 'envelope' | 'errors';
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  totalPages: number;
+  resultCount: number;
+  totalResult: number;
+}
+
+export interface Envelope<T> {
+  status: number;
+  state: 'success' | 'error' | 'info' | 'warning';
+  message: string | null;
+  data: T | null;
+  count: number | null;
+  pagination: Pagination | null;
+}
+
+export function envelope<T>(data: T, status = 200): Envelope<T> {
+  return { status, state: 'success', message: null, data, count: null, pagination: null };
+}
+
+export function envelopeList<T>(data: T, page: { page: number; limit: number }, resultCount: number, total: number, status = 200): Envelope<T> {
+  return {
+    status,
+    state: 'success',
+    message: null,
+    data,
+    count: total,
+    pagination: {
+      page: page.page,
+      limit: page.limit,
+      totalPages: Math.ceil(total / page.limit),
+      resultCount,
+      totalResult: total,
+    },
+  };
+}
+
+export function envelopeError(status: number, message: string): Envelope<null> {
+  return { status, state: 'error', message, data: null, count: null, pagination: null };
+}
+
+export function errorsBody(message: string, fields?: Record<string, string[]>): { errors: Record<string, string[]> } {
+  return { errors: fields && Object.keys(fields).length ? fields : { base: [message] } };
+}
+
+export const RATE_LIMIT_WINDOW_SECONDS = 1;
+
+export function rateLimitBody() {
+  return {
+    error: 'Too Many Requests',
+    message: `Rate limit exceeded. Retry after ${RATE_LIMIT_WINDOW_SECONDS} second(s).`,
+  };
+}
