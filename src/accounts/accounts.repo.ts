@@ -1,0 +1,51 @@
+import type { Queryable } from '../db/db.js';
+import type { Role } from './jwt.js';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  password_hash: string;
+  store_id: string | null;
+  created_at: Date;
+}
+
+export interface StoreRow {
+  id: string;
+  business: string;
+  slug: string;
+  email: string;
+  owner_id: string;
+  currency: string;
+  created_at: Date;
+}
+
+export const findUserByEmail = async (q: Queryable, email: string) =>
+  (await q.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email])).rows[0] ?? null;
+
+export const findStore = async (q: Queryable, id: string) =>
+  (await q.query<StoreRow>('SELECT * FROM stores WHERE id = $1', [id])).rows[0] ?? null;
+
+export async function insertUser(q: Queryable, u: { id: string; email: string; name: string; role: Role; passwordHash: string; storeId: string | null; now: Date }) {
+  await q.query(
+    `INSERT INTO users (id, email, name, role, password_hash, store_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+    [u.id, u.email, u.name, u.role, u.passwordHash, u.storeId, u.now],
+  );
+}
+
+export async function insertStore(q: Queryable, s: { id: string; business: string; slug: string; email: string; ownerId: string; now: Date }) {
+  await q.query(
+    `INSERT INTO stores (id, business, slug, email, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+    [s.id, s.business, s.slug, s.email, s.ownerId, s.now],
+  );
+}
+
+/** The slug itself when free, else the first free `slug-N`. The unique index settles races. */
+export async function freeSlug(q: Queryable, base: string): Promise<string> {
+  const { rows } = await q.query<{ slug: string }>(`SELECT slug FROM stores WHERE slug = $1 OR slug LIKE $1 || '-%'`, [base]);
+  const taken = new Set(rows.map((r) => r.slug));
+  if (!taken.has(base)) return base;
+  for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+}

@@ -1,0 +1,107 @@
+// Accounts (C2): signup, login, store staff and the platform-operator account.
+import type { Deps } from '../deps.js';
+import { badRequest, conflict, unauthenticated } from '../http/errors.js';
+import { uuidv7 } from '../ids.js';
+import { isUniqueViolation, slugify } from '../slug.js';
+import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
+import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, type StoreRow, type UserRow } from './accounts.repo.js';
+import type { Role } from './jwt.js';
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MIN_PASSWORD = 8;
+
+export const publicUser = (u: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) => ({ id: u.id, email: u.email, name: u.name, role: u.role });
+export const publicStore = (s: StoreRow | null) => (s ? { id: s.id, business: s.business, storeURL: s.slug } : null);
+
+function requireText(body: Record<string, unknown>, field: string): string {
+  const value = body[field];
+  if (typeof value !== 'string' || value.trim() === '') throw badRequest(`${field} is required`);
+  return value.trim();
+}
+
+function checkCredentials(body: Record<string, unknown>): { email: string; password: string } {
+  const email = requireText(body, 'email').toLowerCase();
+  if (!EMAIL_RE.test(email)) throw badRequest('email is not a valid email address');
+  const password = body.password;
+  if (typeof password !== 'string' || password.length < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
+  return { email, password };
+}
+
+export async function signup(deps: Deps, body: Record<string, unknown>) {
+  const { email, password } = checkCredentials(body);
+  const name = requireText(body, 'name');
+  const role = (body.role ?? 'MERCHANT') as Role;
+  if (role !== 'MERCHANT' && role !== 'PARTNER') throw badRequest('role must be MERCHANT or PARTNER');
+  const storeName = role === 'MERCHANT' ? requireText(body, 'storeName') : null;
+  if (storeName && !slugify(storeName)) throw badRequest('storeName must contain letters or digits');
+  const passwordHash = await hashPassword(password);
+  const now = deps.clock.now();
+  const userId = uuidv7();
+  const storeId = storeName ? uuidv7() : null;
+
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const store = await deps.db.transaction(async (tx) => {
+        if (await findUserByEmail(tx, email)) throw conflict('email is already registered');
+        await insertUser(tx, { id: userId, email, name, role, passwordHash, storeId: null, now });
+        if (!storeName || !storeId) return null;
+        const slug = await freeSlug(tx, slugify(storeName));
+        await insertStore(tx, { id: storeId, business: storeName, slug, email, ownerId: userId, now });
+        await tx.query('UPDATE users SET store_id = $1 WHERE id = $2', [storeId, userId]);
+        return findStore(tx, storeId);
+      });
+      const token = await deps.jwt.sign({ id: userId, role, storeId });
+      return { user: publicUser({ id: userId, email, name, role }), store: publicStore(store), token };
+    } catch (err) {
+      if (isUniqueViolation(err, 'users_email_key')) throw conflict('email is already registered');
+      // Two signups raced for one store slug: pick the next free one.
+      if (isUniqueViolation(err) && attempt < 5) continue;
+      throw err;
+    }
+  }
+}
+
+export async function login(deps: Deps, body: Record<string, unknown>) {
+  const email = typeof body.email === 'string' ? body.email.trim() : '';
+  const password = typeof body.password === 'string' ? body.password : '';
+  if (!email || !password) throw badRequest('email and password are required');
+  const user = await findUserByEmail(deps.db, email);
+  // Hash even for an unknown email so the response time does not reveal which emails exist.
+  const ok = await verifyPassword(password, user?.password_hash ?? (await DUMMY_HASH_PROMISE));
+  if (!user || !ok) throw unauthenticated('Invalid email or password');
+  const store = user.store_id ? await findStore(deps.db, user.store_id) : null;
+  const token = await deps.jwt.sign({ id: user.id, role: user.role, storeId: user.store_id });
+  return { token, user: publicUser(user), store: publicStore(store) };
+}
+
+export async function createStaff(deps: Deps, storeId: string, body: Record<string, unknown>) {
+  const { email, password } = checkCredentials(body);
+  const name = requireText(body, 'name');
+  const role = body.role as Role;
+  if (role !== 'STAFF_ADMIN' && role !== 'MANAGER') throw badRequest('role must be STAFF_ADMIN or MANAGER');
+  const passwordHash = await hashPassword(password);
+  const id = uuidv7();
+  try {
+    await deps.db.transaction(async (tx) => {
+      if (await findUserByEmail(tx, email)) throw conflict('email is already registered');
+      await insertUser(tx, { id, email, name, role, passwordHash, storeId, now: deps.clock.now() });
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('email is already registered');
+    throw err;
+  }
+  return { user: { ...publicUser({ id, email, name, role }), storeId } };
+}
+
+/** SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD: create the operator account, or reset its password. */
+export async function ensureOperator(deps: Deps, email: string, password: string) {
+  const passwordHash = await hashPassword(password);
+  const existing = await findUserByEmail(deps.db, email);
+  if (existing) {
+    await deps.db.query(`UPDATE users SET password_hash = $1, role = 'SUPER_ADMIN', updated_at = $2 WHERE id = $3`, [passwordHash, deps.clock.now(), existing.id]);
+    return existing.id;
+  }
+  const id = uuidv7();
+  await insertUser(deps.db, { id, email: email.toLowerCase(), name: 'Platform operator', role: 'SUPER_ADMIN', passwordHash, storeId: null, now: deps.clock.now() });
+  return id;
+}

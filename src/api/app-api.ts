@@ -1,0 +1,67 @@
+// The App API's common layer (C5): every route under /api/v1/ is registered inside this plugin, so
+// each request passes the same gate: bearer token (401), rate limit (429), scope (403), with the
+// version and rate-limit headers on every response.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { AppError, forbidden, notFound, unauthenticated } from '../http/errors.js';
+import { bearerToken } from '../http/user-auth.js';
+import type { ErrorShape } from '../http/shapes.js';
+import { hasScope, type Scope } from '../oauth/scopes.js';
+import type { TokenInfo } from '../oauth/token-cache.js';
+
+export const API_VERSION = '2026-06';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** OAuth scope the App API route requires (403 without it). */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    /** The calling app's installation: set for every App API request that passed the gate. */
+    api?: TokenInfo;
+  }
+}
+
+/** The caller's installation; only ever called inside the App API plugin, after the gate. */
+export function apiCaller(request: FastifyRequest): TokenInfo {
+  return request.api!;
+}
+
+export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
+  return async function gate(request: FastifyRequest, reply: FastifyReply) {
+    reply.header('X-SVC-Api-Version', API_VERSION);
+    request.fallbackShape = defaultShape;
+
+    const token = bearerToken(request);
+    if (!token) throw unauthenticated('Missing access token');
+    const caller = await deps.tokens.lookup(token);
+    if (!caller) throw unauthenticated('Invalid, expired or revoked access token');
+    request.api = caller;
+
+    // Every authenticated request counts, whatever its method or outcome (Limits 2).
+    const limit = deps.tiers.limitFor(caller.appId);
+    const decision = await deps.limiter.hit(`${caller.appId}:${caller.storeId}`, typeof limit === 'number' ? limit : await limit);
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      reply.header('Retry-After', 1);
+      throw new AppError('rate_limited', 'Rate limit exceeded');
+    }
+
+    const scope = request.routeOptions.config?.scope;
+    if (scope && !hasScope(caller.scopes, scope)) throw forbidden(`This endpoint requires the ${scope} scope`);
+  };
+}
+
+/** Register App API routes: `register(api => { api.get(...) })` under the /api/v1 prefix. */
+export function appApi(deps: Deps, routes: (api: FastifyInstance) => Promise<void> | void) {
+  return async function appApiPlugin(api: FastifyInstance) {
+    api.addHook('onRequest', appApiGate(deps, 'errors'));
+    // Unknown App API paths still pass the gate first: 401 before 404, never a hint to strangers.
+    api.setNotFoundHandler(async () => {
+      throw notFound('Not Found');
+    });
+    await routes(api);
+  };
+}

@@ -1,0 +1,68 @@
+// buildApp(deps) builds the Fastify instance and never listens (design.md); main.ts listens.
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { Deps } from './deps.js';
+import { installErrorHandler } from './http/error-handler.js';
+import { healthRoutes } from './platform/health.routes.js';
+import { accountRoutes } from './accounts/accounts.routes.js';
+import { appRoutes } from './apps/apps.routes.js';
+import { oauthRoutes } from './oauth/oauth.routes.js';
+import { operatorRoutes } from './platform/operator.routes.js';
+import { appApi } from './api/app-api.js';
+import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
+import { API_VERSION } from './api/app-api.js';
+
+export interface BuildOptions {
+  logger?: boolean | object;
+  /** The /docs reference UI (off in tests: it only serves static assets). */
+  docsUi?: boolean;
+}
+
+export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    // Secrets never reach the logs: authorization headers and bodies are not logged.
+    bodyLimit: 1024 * 1024,
+    // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  installErrorHandler(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Store platform App API',
+        version: API_VERSION,
+        description: 'App API (/api/v1, OAuth access token), OAuth install, developer, merchant admin and operator routes. See README.md.',
+      },
+      servers: [{ url: deps.config.baseUrl }],
+      components: {
+        securitySchemes: {
+          accessToken: { type: 'http', scheme: 'bearer', description: 'OAuth access token of an installed app' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Platform JWT from /auth/login' },
+        },
+      },
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (options.docsUi !== false) {
+    const { default: reference } = await import('@scalar/fastify-api-reference');
+    await app.register(reference, { routePrefix: '/docs', configuration: { url: '/openapi.json' } } as any);
+  }
+
+  await app.register(healthRoutes, { deps });
+  await app.register(accountRoutes, { deps });
+  await app.register(appRoutes, { deps });
+  await app.register(oauthRoutes, { deps });
+  await app.register(operatorRoutes, { deps });
+  await app.register(
+    appApi(deps, async (api) => {
+      await api.register(productApiRoutes, { deps });
+      await api.register(fileApiRoutes);
+    }),
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

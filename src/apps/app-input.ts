@@ -1,0 +1,108 @@
+// Validation of the app manifest fields of C3.1, shared by create and update.
+import type { Config } from '../config.js';
+import { badRequest } from '../http/errors.js';
+import { checkTargetUrl } from '../net/address-safety.js';
+import { isScope } from '../oauth/scopes.js';
+import { isSubscribableTopic } from '../webhooks/topics.js';
+import { slugify } from '../slug.js';
+import { TIER_LIMITS } from '../ratelimit/limiter.js';
+
+export interface AppFields {
+  name?: string;
+  handle?: string;
+  appUrl?: string;
+  redirectUrls?: string[];
+  scopes?: string[];
+  tier?: string;
+  gdprUrls?: { customerDataRequest?: string; customerRedact?: string; shopRedact?: string } | null;
+  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean };
+  pricing?: { type: 'free' } | { type: 'recurring'; amount: string; currency: string; interval: 'month' | 'year'; trialDays?: number };
+  version?: string;
+}
+
+const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+const GDPR_KEYS = ['customerDataRequest', 'customerRedact', 'shopRedact'] as const;
+
+async function url(field: string, value: unknown, config: Config): Promise<string> {
+  const check = await checkTargetUrl(value, config.allowPrivateWebhooks);
+  if (!check.ok) throw badRequest(`${field} ${check.reason}`);
+  return check.url.toString();
+}
+
+/** Checks the fields present in `body`; `creating` makes the required ones required. */
+export async function readAppFields(body: Record<string, any>, config: Config, creating: boolean): Promise<AppFields> {
+  const out: AppFields = {};
+  if (creating || body.name !== undefined) {
+    if (typeof body.name !== 'string' || !body.name.trim()) throw badRequest('name is required');
+    out.name = body.name.trim();
+  }
+  if (body.handle !== undefined && body.handle !== null) {
+    const handle = typeof body.handle === 'string' ? slugify(body.handle) : '';
+    if (!handle || handle !== body.handle) throw badRequest('handle must be lowercase letters, digits and -');
+    out.handle = handle;
+  }
+  if (creating || body.appUrl !== undefined) out.appUrl = await url('appUrl', body.appUrl, config);
+  if (body.redirectUrls !== undefined) {
+    if (!Array.isArray(body.redirectUrls)) throw badRequest('redirectUrls must be an array of URLs');
+    out.redirectUrls = [];
+    for (const [i, u] of body.redirectUrls.entries()) out.redirectUrls.push(await url(`redirectUrls[${i}]`, u, config));
+  }
+  if (creating || body.scopes !== undefined) {
+    if (!Array.isArray(body.scopes)) throw badRequest('scopes must be an array of scopes');
+    const unknown = body.scopes.filter((s: unknown) => !isScope(s));
+    if (unknown.length) throw badRequest(`unknown scope: ${unknown.map(String).join(', ')}`);
+    out.scopes = [...new Set<string>(body.scopes)];
+  }
+  if (body.tier !== undefined) {
+    if (!(body.tier in TIER_LIMITS)) throw badRequest('tier must be free, basic, pro or enterprise');
+    out.tier = body.tier;
+  }
+  if (body.gdprUrls !== undefined) {
+    if (body.gdprUrls === null) out.gdprUrls = null;
+    else {
+      if (typeof body.gdprUrls !== 'object') throw badRequest('gdprUrls must be an object');
+      out.gdprUrls = {};
+      for (const key of GDPR_KEYS) {
+        if (body.gdprUrls[key] !== undefined && body.gdprUrls[key] !== null) out.gdprUrls[key] = await url(`gdprUrls.${key}`, body.gdprUrls[key], config);
+      }
+    }
+  }
+  if (body.extensions !== undefined) out.extensions = await readExtensions(body.extensions, config);
+  if (body.pricing !== undefined) out.pricing = readPricing(body.pricing);
+  if (body.version !== undefined) {
+    if (typeof body.version !== 'string' || !SEMVER.test(body.version)) throw badRequest('version must be a semantic version such as 1.2.0');
+    out.version = body.version;
+  }
+  return out;
+}
+
+async function readExtensions(value: any, config: Config): Promise<NonNullable<AppFields['extensions']>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('extensions must be an object');
+  const out: NonNullable<AppFields['extensions']> = {};
+  if (value.webhooks !== undefined) {
+    if (!Array.isArray(value.webhooks)) throw badRequest('extensions.webhooks must be an array');
+    out.webhooks = [];
+    for (const [i, w] of value.webhooks.entries()) {
+      if (!isSubscribableTopic(w?.topic)) throw badRequest(`extensions.webhooks[${i}].topic is not a subscribable topic`);
+      out.webhooks.push({ topic: w.topic, uri: await url(`extensions.webhooks[${i}].uri`, w.uri, config) });
+    }
+  }
+  if (value.salesChannel !== undefined) {
+    if (typeof value.salesChannel !== 'boolean') throw badRequest('extensions.salesChannel must be a boolean');
+    out.salesChannel = value.salesChannel;
+  }
+  return out;
+}
+
+function readPricing(value: any): NonNullable<AppFields['pricing']> {
+  if (value?.type === 'free') return { type: 'free' };
+  if (value?.type !== 'recurring') throw badRequest('pricing.type must be free or recurring');
+  const amount = typeof value.amount === 'number' ? value.amount.toFixed(2) : value.amount;
+  if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) throw badRequest('pricing.amount must be a positive decimal string such as "9.99"');
+  if (typeof value.currency !== 'string' || !/^[A-Za-z]{3}$/.test(value.currency)) throw badRequest('pricing.currency must be an ISO 4217 code');
+  if (value.interval !== 'month' && value.interval !== 'year') throw badRequest('pricing.interval must be month or year');
+  const trialDays = value.trialDays ?? 0;
+  if (!Number.isInteger(trialDays) || trialDays < 0 || trialDays > 365) throw badRequest('pricing.trialDays must be a whole number of days');
+  const [whole, cents = ''] = amount.split('.');
+  return { type: 'recurring', amount: `${whole}.${cents.padEnd(2, '0')}`, currency: value.currency.toUpperCase(), interval: value.interval, trialDays };
+}

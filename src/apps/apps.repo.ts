@@ -1,0 +1,59 @@
+import type { Queryable } from '../db/db.js';
+
+export interface AppRow {
+  id: string;
+  developer_id: string;
+  name: string;
+  handle: string;
+  client_id: string;
+  client_secret_enc: string;
+  app_url: string;
+  redirect_urls: string[];
+  scopes: string[];
+  tier: string;
+  gdpr_urls: Record<string, string> | null;
+  extensions: Record<string, unknown>;
+  pricing: Record<string, unknown>;
+  version: string;
+  rating: string;
+  review_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const findApp = async (q: Queryable, id: string) =>
+  (await q.query<AppRow>('SELECT * FROM apps WHERE id = $1', [id])).rows[0] ?? null;
+
+export const findAppByClientId = async (q: Queryable, clientId: string) =>
+  (await q.query<AppRow>('SELECT * FROM apps WHERE client_id = $1', [clientId])).rows[0] ?? null;
+
+export const listDeveloperApps = async (q: Queryable, developerId: string, limit: number, offset: number) => {
+  const [rows, total] = await Promise.all([
+    q.query<AppRow>('SELECT * FROM apps WHERE developer_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3', [developerId, limit, offset]),
+    q.query<{ n: number }>('SELECT count(*)::int AS n FROM apps WHERE developer_id = $1', [developerId]),
+  ]);
+  return { rows: rows.rows, total: total.rows[0].n };
+};
+
+const COLUMN_OF: Record<string, string> = {
+  name: 'name', handle: 'handle', appUrl: 'app_url', redirectUrls: 'redirect_urls', scopes: 'scopes', tier: 'tier',
+  gdprUrls: 'gdpr_urls', extensions: 'extensions', pricing: 'pricing', version: 'version', clientSecretEnc: 'client_secret_enc',
+};
+const JSON_COLUMNS = new Set(['redirect_urls', 'scopes', 'gdpr_urls', 'extensions', 'pricing']);
+
+export async function updateApp(q: Queryable, id: string, fields: Record<string, unknown>, now: Date): Promise<AppRow> {
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    const column = COLUMN_OF[key];
+    if (!column || value === undefined) continue;
+    params.push(JSON_COLUMNS.has(column) ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${params.length}`);
+  }
+  params.push(now, id);
+  const { rows } = await q.query<AppRow>(
+    `UPDATE apps SET ${[...sets, `updated_at = $${params.length - 1}`].join(', ')} WHERE id = $${params.length} RETURNING *`,
+    params,
+  );
+  return rows[0];
+}

@@ -1,0 +1,103 @@
+// Apps (C3): a developer's app manifests and client credentials.
+import type { Deps } from '../deps.js';
+import { conflict, forbidden, notFound } from '../http/errors.js';
+import { randomToken, uuidv7, isUuid } from '../ids.js';
+import { isUniqueViolation, slugify } from '../slug.js';
+import type { PlatformUser } from '../accounts/jwt.js';
+import { findApp, listDeveloperApps, updateApp, type AppRow } from './apps.repo.js';
+import { readAppFields } from './app-input.js';
+import { badRequest } from '../http/errors.js';
+
+export function appView(deps: Deps, app: AppRow, options: { withSecret: boolean }) {
+  return {
+    appId: app.id,
+    name: app.name,
+    handle: app.handle,
+    clientId: app.client_id,
+    ...(options.withSecret ? { clientSecret: deps.secrets.open(app.client_secret_enc) } : {}),
+    appUrl: app.app_url,
+    redirectUrls: app.redirect_urls,
+    scopes: app.scopes,
+    tier: app.tier,
+    gdprUrls: app.gdpr_urls,
+    extensions: app.extensions,
+    pricing: app.pricing,
+    version: app.version,
+    rating: Number(app.rating),
+    reviewCount: app.review_count,
+    createdAt: app.created_at.toISOString(),
+    updatedAt: app.updated_at.toISOString(),
+  };
+}
+
+export const newClientSecret = () => randomToken('svcsk', 32);
+
+export async function createApp(deps: Deps, developer: PlatformUser, body: Record<string, unknown>) {
+  const fields = await readAppFields(body, deps.config, true);
+  const handle = fields.handle ?? slugify(fields.name!);
+  if (!handle) throw badRequest('name must contain letters or digits');
+  const id = uuidv7();
+  const now = deps.clock.now();
+  try {
+    const { rows } = await deps.db.query<AppRow>(
+      `INSERT INTO apps (id, developer_id, name, handle, client_id, client_secret_enc, app_url, redirect_urls, scopes, tier,
+         gdpr_urls, extensions, pricing, version, created_at, updated_at)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$15) RETURNING *`,
+      [
+        id, developer.id, fields.name, handle, randomToken('svcapp', 16), deps.secrets.seal(newClientSecret()), fields.appUrl,
+        JSON.stringify(fields.redirectUrls ?? []), JSON.stringify(fields.scopes), fields.tier ?? 'free',
+        fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(fields.extensions ?? {}),
+        JSON.stringify(fields.pricing ?? { type: 'free' }), fields.version ?? '1.0.0', now,
+      ],
+    );
+    return { app: appView(deps, rows[0], { withSecret: true }) };
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`handle "${handle}" is already taken`);
+    throw err;
+  }
+}
+
+/** The app, if the caller owns it: another developer's app is 403, an unknown one 404 (C3.2). */
+export async function ownedApp(deps: Deps, developer: PlatformUser, appId: string): Promise<AppRow> {
+  const app = isUuid(appId) ? await findApp(deps.db, appId) : null;
+  if (!app) throw notFound('App not found');
+  if (app.developer_id !== developer.id) throw forbidden('You do not own this app');
+  return app;
+}
+
+export async function listApps(deps: Deps, developer: PlatformUser, page: { limit: number; offset: number }) {
+  const { rows, total } = await listDeveloperApps(deps.db, developer.id, page.limit, page.offset);
+  return { apps: rows.map((a) => appView(deps, a, { withSecret: false })), total };
+}
+
+export async function patchApp(deps: Deps, developer: PlatformUser, appId: string, body: Record<string, unknown>) {
+  await ownedApp(deps, developer, appId);
+  const fields = await readAppFields(body, deps.config, false);
+  const now = deps.clock.now();
+  try {
+    const app = await deps.db.transaction(async (tx) => {
+      const updated = await updateApp(tx, appId, { ...fields }, now);
+      if (fields.version) {
+        // C3.3: auto-updating installations that are not pinned follow the new version.
+        await tx.query(
+          `UPDATE installations SET installed_version = $1, updated_at = $2
+            WHERE app_id = $3 AND auto_update AND pinned_version IS NULL AND status <> 'uninstalled'`,
+          [fields.version, now, appId],
+        );
+      }
+      return updated;
+    });
+    return { app: appView(deps, app, { withSecret: true }) };
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`handle "${fields.handle}" is already taken`);
+    throw err;
+  }
+}
+
+/** The old secret stops working at once: every check reads the stored secret (C3.2, C8.7). */
+export async function rotateSecret(deps: Deps, developer: PlatformUser, appId: string) {
+  await ownedApp(deps, developer, appId);
+  const secret = newClientSecret();
+  const app = await updateApp(deps.db, appId, { clientSecretEnc: deps.secrets.seal(secret) }, deps.clock.now());
+  return { app: appView(deps, app, { withSecret: true }), clientSecret: secret };
+}

@@ -1,0 +1,15 @@
+// Every area's background jobs, registered by name for C12.2 and the worker schedule. Later areas
+// (webhook delivery, GDPR deadlines, billing, payouts) add theirs here.
+import type { Deps } from '../deps.js';
+import type { Scheduler } from './scheduler.js';
+import { TestClock } from '../clock.js';
+import { loadClockOffset } from '../platform/clock-store.js';
+
+export function registerJobs(_deps: Deps): void {}
+
+/** What a `worker` (or `all`) process runs on its own, on a timer. */
+export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
+  // Another process may advance the shared test clock; pick its offset up.
+  const clock = deps.clock;
+  if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
+}

@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { parsePage } from '../http/paging.js';
+import { envelope, envelopeList } from '../http/shapes.js';
+import { callerStoreId, STORE_ROLES, userAuthHook } from '../http/user-auth.js';
+import { authorize, exchangeToken, listInstallations, uninstall } from './oauth.service.js';
+import { issueSessionToken } from './session-token.js';
+
+const tags = ['oauth'];
+const security = [{ bearer: [] }];
+
+export async function oauthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+  // OAuth clients often post form-encoded bodies; accept both that and JSON.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.post('/apps/oauth/token', {
+    schema: {
+      tags, summary: 'Exchange a code or refresh token (C4.4, C4.5)',
+      body: Type.Object({
+        client_id: Type.Optional(Type.String()), client_secret: Type.Optional(Type.String()), grant_type: Type.Optional(Type.String()),
+        code: Type.Optional(Type.String()), state: Type.Optional(Type.String()), refresh_token: Type.Optional(Type.String()),
+      }),
+    },
+  }, async (request) => envelope(await exchangeToken(deps, (request.body ?? {}) as Record<string, unknown>)));
+
+  // Merchant-authenticated JSON API: a browser's top-level navigation carries no bearer token and
+  // gets 401 (C4.1); apps must never redirect merchants here.
+  app.register(async (merchant) => {
+    merchant.addHook('onRequest', userAuthHook(deps.jwt, STORE_ROLES));
+
+    merchant.get('/apps/oauth/authorize', {
+      schema: { tags, security, summary: 'Start an install (C4.1)', querystring: Type.Object({ client_id: Type.Optional(Type.String()), scope: Type.Optional(Type.String()) }) },
+    }, async (request) => envelope(await authorize(deps, callerStoreId(request), request.query as any)));
+
+    merchant.get('/apps/installations', { schema: { tags, security, summary: "The store's installations" } }, async (request) => {
+      const page = parsePage(request.query as Record<string, unknown>);
+      const { installations, total } = await listInstallations(deps, callerStoreId(request), page);
+      return envelopeList({ installations }, page, installations.length, total);
+    });
+
+    merchant.delete('/apps/installations/:installationId', {
+      schema: { tags, security, summary: 'Uninstall (C4.7)', params: Type.Object({ installationId: Type.String() }) },
+    }, async (request) => envelope(await uninstall(deps, callerStoreId(request), (request.params as any).installationId)));
+
+    merchant.get('/apps/session-token', {
+      schema: { tags, security, summary: 'Session token for an embedded app (C4.8)', querystring: Type.Object({ client_id: Type.Optional(Type.String()) }) },
+    }, async (request) => envelope(await issueSessionToken(deps, callerStoreId(request), request.user!.id, (request.query as any).client_id)));
+  });
+}

@@ -1,0 +1,234 @@
+// OAuth install (C4): authorize -> handoff -> code exchange -> rotating refresh within the grant.
+import { randomBytes } from 'node:crypto';
+import type { Deps } from '../deps.js';
+import type { Tx } from '../db/db.js';
+import { safeEqual, sha256Hex } from '../crypto.js';
+import { AppError, badRequest, notFound, unauthenticated } from '../http/errors.js';
+import { randomToken, uuidv7, isUuid } from '../ids.js';
+import { findApp, findAppByClientId, type AppRow } from '../apps/apps.repo.js';
+import { findStore } from '../accounts/accounts.repo.js';
+import { handoffUrl } from './handoff.js';
+import { findInstallation, findInstallationOf, revokeGrant, revokeInstallationTokens, type InstallationRow } from './installations.repo.js';
+import { publishRevocation } from './token-cache.js';
+import { billingOnInstall } from './billing-on-install.js';
+
+export const CODE_TTL_MS = 10 * 60 * 1000;
+export const ACCESS_TTL_S = 24 * 3600;
+export const GRANT_TTL_MS = 30 * 24 * 3600 * 1000;
+
+export function installationView(row: InstallationRow, app?: Pick<AppRow, 'name' | 'handle'> | null) {
+  return {
+    installationId: row.id,
+    appId: row.app_id,
+    storeId: row.store_id,
+    ...(app ? { app: { name: app.name, handle: app.handle } } : {}),
+    status: row.status,
+    scopes: row.scopes,
+    billingStatus: row.billing_status,
+    installedVersion: row.installed_version,
+    autoUpdate: row.auto_update,
+    pinnedVersion: row.pinned_version,
+    billingStartDate: row.billing_start_date?.toISOString() ?? null,
+    trialEndsAt: row.trial_ends_at?.toISOString() ?? null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** C4.1: the merchant admin asks to install; the answer is the URL to send the browser to. */
+export async function authorize(deps: Deps, storeId: string, query: { client_id?: string; scope?: string }) {
+  if (!query.client_id) throw badRequest('client_id is required');
+  const app = await findAppByClientId(deps.db, query.client_id);
+  if (!app) throw badRequest('Unknown client_id');
+  const store = await findStore(deps.db, storeId);
+  if (!store) throw notFound('Store not found');
+  let scopes = app.scopes;
+  if (query.scope !== undefined && query.scope.trim() !== '') {
+    scopes = [...new Set(query.scope.split(',').map((s) => s.trim()).filter(Boolean))];
+    const extra = scopes.filter((s) => !app.scopes.includes(s));
+    if (extra.length) throw badRequest(`scope must be a subset of the app's scopes; not allowed: ${extra.join(', ')}`);
+  }
+  const now = deps.clock.now();
+  const code = randomToken('svccode', 32);
+  const state = randomBytes(24).toString('base64url'); // 192 bits, URL-safe (C4.3)
+  const installationId = await deps.db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO installations (id, app_id, store_id, status, scopes, installed_version, created_at, updated_at)
+       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $6) ON CONFLICT (app_id, store_id) DO NOTHING`,
+      [uuidv7(), app.id, storeId, JSON.stringify(scopes), app.version, now],
+    );
+    const installation = (await findInstallationOf(tx, app.id, storeId))!;
+    await tx.query(
+      `INSERT INTO oauth_codes (code_hash, installation_id, state, scopes, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [sha256Hex(code), installation.id, state, JSON.stringify(scopes), new Date(now.getTime() + CODE_TTL_MS), now],
+    );
+    return installation.id;
+  });
+  const redirectUrl = handoffUrl(app.app_url, deps.secrets.open(app.client_secret_enc), {
+    code,
+    shop: store.slug,
+    state,
+    timestamp: String(Math.floor(now.getTime() / 1000)),
+  });
+  return { redirectUrl, installationId };
+}
+
+async function authenticateClient(deps: Deps, body: Record<string, unknown>): Promise<AppRow> {
+  const clientId = typeof body.client_id === 'string' ? body.client_id : '';
+  const clientSecret = typeof body.client_secret === 'string' ? body.client_secret : '';
+  const app = clientId ? await findAppByClientId(deps.db, clientId) : null;
+  const expected = app ? deps.secrets.open(app.client_secret_enc) : 'no-such-client-' + randomBytes(16).toString('hex');
+  if (!safeEqual(clientSecret, expected) || !app) throw unauthenticated('Unknown client or wrong client secret');
+  return app;
+}
+
+async function issueTokens(deps: Deps, tx: Tx, grant: { id: string; expiresAt: Date; scopes: string[] }, installationId: string) {
+  const now = deps.clock.now();
+  const accessToken = randomToken('svcat', 32);
+  const refreshToken = randomToken('svcrt', 32);
+  await tx.query(
+    'INSERT INTO access_tokens (token_hash, grant_id, installation_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)',
+    [sha256Hex(accessToken), grant.id, installationId, new Date(now.getTime() + ACCESS_TTL_S * 1000), now],
+  );
+  await tx.query(
+    'INSERT INTO refresh_tokens (token_hash, grant_id, installation_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)',
+    [sha256Hex(refreshToken), grant.id, installationId, grant.expiresAt, now],
+  );
+  return {
+    access_token: accessToken,
+    refresh_token: refreshToken,
+    expires_in: ACCESS_TTL_S,
+    refresh_token_expires_in: Math.max(0, Math.floor((grant.expiresAt.getTime() - now.getTime()) / 1000)),
+    scope: grant.scopes.join(','),
+    token_type: 'Bearer',
+  };
+}
+
+/** A refusal that must also commit a revocation: thrown after the transaction has committed. */
+class CommittedRefusal {
+  constructor(readonly error: AppError, readonly revokedInstallation: string) {}
+}
+
+async function runTokenTransaction<T>(deps: Deps, fn: (tx: Tx) => Promise<T | CommittedRefusal>): Promise<T> {
+  const result = await deps.db.transaction(fn);
+  if (result instanceof CommittedRefusal) {
+    deps.tokens.evictInstallation(result.revokedInstallation);
+    throw result.error;
+  }
+  return result;
+}
+
+export async function exchangeToken(deps: Deps, body: Record<string, unknown>) {
+  const app = await authenticateClient(deps, body);
+  if (body.grant_type === 'authorization_code') return exchangeCode(deps, app, body);
+  if (body.grant_type === 'refresh_token') return refresh(deps, app, body);
+  throw badRequest('grant_type must be authorization_code or refresh_token');
+}
+
+async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknown>) {
+  if (typeof body.code !== 'string' || !body.code) throw badRequest('code is required');
+  if (typeof body.state !== 'string' || !body.state) throw badRequest('state is required');
+  const codeHash = sha256Hex(body.code);
+  const state = body.state;
+  const now = deps.clock.now();
+  return runTokenTransaction(deps, async (tx) => {
+    const { rows } = await tx.query<{ installation_id: string; state: string; scopes: string[]; expires_at: Date; used_at: Date | null; grant_id: string | null; app_id: string }>(
+      `SELECT c.*, i.app_id FROM oauth_codes c JOIN installations i ON i.id = c.installation_id WHERE c.code_hash = $1 FOR UPDATE OF c`,
+      [codeHash],
+    );
+    const code = rows[0];
+    if (!code || code.app_id !== app.id) throw badRequest('Invalid authorization code');
+    if (code.used_at) {
+      // C4.4: a code presented twice was likely intercepted; the tokens issued from it die.
+      if (code.grant_id) {
+        await revokeGrant(tx, code.grant_id, now);
+        await publishRevocation(tx, code.installation_id);
+      }
+      return new CommittedRefusal(badRequest('Authorization code was already used'), code.installation_id);
+    }
+    if (code.expires_at.getTime() <= now.getTime()) throw badRequest('Authorization code has expired');
+    if (!safeEqual(state, code.state)) throw badRequest('state does not match the authorization request');
+
+    const grant = { id: uuidv7(), expiresAt: new Date(now.getTime() + GRANT_TTL_MS), scopes: code.scopes };
+    await tx.query('INSERT INTO oauth_grants (id, installation_id, scopes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+      grant.id, code.installation_id, JSON.stringify(code.scopes), now, grant.expiresAt,
+    ]);
+    await tx.query('UPDATE oauth_codes SET used_at = $2, grant_id = $3 WHERE code_hash = $1', [codeHash, now, grant.id]);
+    await activateInstallation(deps, tx, app, code.installation_id, code.scopes, now);
+    return issueTokens(deps, tx, grant, code.installation_id);
+  });
+}
+
+async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installationId: string, scopes: string[], now: Date) {
+  const installation = (await findInstallation(tx, installationId))!;
+  const becomingActive = installation.status !== 'active';
+  const billing = becomingActive ? billingOnInstall(app.pricing, now) : null;
+  await tx.query(
+    `UPDATE installations SET status = 'active', scopes = $2, uninstalled_at = NULL, updated_at = $3,
+       installed_version = CASE WHEN $4 THEN $5 ELSE installed_version END,
+       billing_status = COALESCE($6, billing_status),
+       trial_ends_at = CASE WHEN $4 THEN $7::timestamptz ELSE trial_ends_at END,
+       billing_start_date = CASE WHEN $4 THEN $8::timestamptz ELSE billing_start_date END
+     WHERE id = $1`,
+    [installationId, JSON.stringify(scopes), now, becomingActive, app.version, billing?.billingStatus ?? null, billing?.trialEndsAt ?? null, billing?.billingStartDate ?? null],
+  );
+}
+
+async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
+  if (typeof body.refresh_token !== 'string' || !body.refresh_token) throw badRequest('refresh_token is required');
+  const hash = sha256Hex(body.refresh_token);
+  const now = deps.clock.now();
+  return runTokenTransaction(deps, async (tx) => {
+    const { rows } = await tx.query<{ grant_id: string; installation_id: string; expires_at: Date; rotated_at: Date | null; revoked_at: Date | null; app_id: string; status: string; grant_revoked: Date | null; grant_expires: Date; scopes: string[] }>(
+      `SELECT r.grant_id, r.installation_id, r.expires_at, r.rotated_at, r.revoked_at, i.app_id, i.status,
+              g.revoked_at AS grant_revoked, g.expires_at AS grant_expires, g.scopes
+         FROM refresh_tokens r JOIN installations i ON i.id = r.installation_id JOIN oauth_grants g ON g.id = r.grant_id
+        WHERE r.token_hash = $1 FOR UPDATE OF r`,
+      [hash],
+    );
+    const token = rows[0];
+    if (!token || token.app_id !== app.id) throw badRequest('Invalid refresh token');
+    if (token.rotated_at) {
+      // C4.5 reuse detection: a rotated refresh token came back, so one of the two copies is
+      // stolen; every token of the installation is revoked.
+      await revokeInstallationTokens(tx, token.installation_id, now);
+      await publishRevocation(tx, token.installation_id);
+      return new CommittedRefusal(badRequest('Refresh token was already used; all tokens of this installation are revoked'), token.installation_id);
+    }
+    if (token.revoked_at || token.grant_revoked || token.status !== 'active') throw badRequest('Refresh token has been revoked');
+    if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
+    await tx.query('UPDATE refresh_tokens SET rotated_at = $2 WHERE token_hash = $1', [hash, now]);
+    return issueTokens(deps, tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id);
+  });
+}
+
+/** C4.7: tokens die at once; the installation is kept (with its history) as `uninstalled`. */
+export async function uninstall(deps: Deps, storeId: string, installationId: string) {
+  if (!isUuid(installationId)) throw notFound('Installation not found');
+  const now = deps.clock.now();
+  const row = await deps.db.transaction(async (tx) => {
+    const installation = await findInstallation(tx, installationId);
+    if (!installation || installation.store_id !== storeId || installation.status === 'uninstalled') throw notFound('Installation not found');
+    await revokeInstallationTokens(tx, installationId, now);
+    await publishRevocation(tx, installationId);
+    const { rows } = await tx.query<InstallationRow>(
+      `UPDATE installations SET status = 'uninstalled', uninstalled_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
+      [installationId, now],
+    );
+    return rows[0];
+  });
+  deps.tokens.evictInstallation(installationId);
+  return installationView(row, await findApp(deps.db, row.app_id));
+}
+
+export async function listInstallations(deps: Deps, storeId: string, page: { limit: number; offset: number }) {
+  const [{ rows }, total] = await Promise.all([
+    deps.db.query<InstallationRow & { app_name: string; app_handle: string }>(
+      `SELECT i.*, a.name AS app_name, a.handle AS app_handle FROM installations i JOIN apps a ON a.id = i.app_id
+        WHERE i.store_id = $1 ORDER BY i.created_at DESC, i.id DESC LIMIT $2 OFFSET $3`,
+      [storeId, page.limit, page.offset],
+    ),
+    deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM installations WHERE store_id = $1', [storeId]),
+  ]);
+  return { installations: rows.map((r) => installationView(r, { name: r.app_name, handle: r.app_handle })), total: total.rows[0].n };
+}

@@ -1,0 +1,46 @@
+// Operating and testing controls (C12; role SUPER_ADMIN): the test clock and on-demand job runs.
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { TestClock } from '../clock.js';
+import { badRequest, notFound } from '../http/errors.js';
+import { envelope } from '../http/shapes.js';
+import { userAuthHook } from '../http/user-auth.js';
+import { advanceClock } from './clock-store.js';
+
+const tags = ['operator'];
+const security = [{ bearer: [] }];
+
+export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+  app.addHook('onRequest', userAuthHook(deps.jwt, ['SUPER_ADMIN']));
+
+  const testClock = deps.clock instanceof TestClock ? deps.clock : null;
+  const requireTestClock = () => {
+    if (!testClock) throw notFound('The test clock is off (SVC_TEST_CLOCK=1 enables it)');
+    return testClock;
+  };
+
+  app.get('/apps/admin/clock', { schema: { tags, security, summary: 'The service clock (C12.1)' } }, async () => {
+    requireTestClock();
+    return envelope({ now: deps.clock.now().toISOString() });
+  });
+
+  app.post('/apps/admin/clock/advance', {
+    schema: { tags, security, summary: 'Move the test clock forward (C12.1)', body: Type.Object({ seconds: Type.Number() }) },
+  }, async (request) => {
+    const clock = requireTestClock();
+    const { seconds } = request.body as { seconds: number };
+    if (!Number.isFinite(seconds) || seconds < 0) throw badRequest('seconds must be a number of seconds, zero or more');
+    await advanceClock(deps.db, clock, seconds);
+    return envelope({ now: clock.now().toISOString() });
+  });
+
+  app.post('/apps/admin/jobs/:job/run', {
+    schema: { tags, security, summary: 'Run a background job now (C12.2)', params: Type.Object({ job: Type.String() }) },
+  }, async (request) => {
+    const { job } = request.params as { job: string };
+    if (!deps.jobs.has(job)) throw notFound(`Unknown job ${job}; known jobs: ${deps.jobs.names().join(', ') || 'none'}`);
+    const result = await deps.jobs.run(job);
+    return envelope({ job, processed: result.processed });
+  });
+}

@@ -1,0 +1,80 @@
+// First-run demo data and banner (C1.5). Runs once: on an empty database in development (SVC_SEED
+// unset), or when SVC_SEED=demo and the demo has not been loaded yet.
+import type { Deps } from '../deps.js';
+import { login, signup } from '../accounts/accounts.service.js';
+import { createApp } from '../apps/apps.service.js';
+import { authorize, exchangeToken } from '../oauth/oauth.service.js';
+import { SCOPES } from '../oauth/scopes.js';
+import { insertDemoStoreData } from './demo-store.js';
+
+export const DEMO = {
+  merchant: { email: 'merchant@demo.test', password: 'demo-merchant-pass', name: 'Dana Merchant', storeName: 'Demo Store' },
+  partner: { email: 'partner@demo.test', password: 'demo-partner-pass', name: 'Pat Partner' },
+  appName: 'Demo Inventory Sync',
+};
+
+const SEEDED_KEY = 'demo_seeded';
+
+export async function seedIfEmpty(deps: Deps): Promise<string | null> {
+  const mode = deps.config.seed;
+  if (mode === 'none') return null;
+  const seeded = await deps.db.query('SELECT 1 FROM platform_settings WHERE key = $1', [SEEDED_KEY]);
+  if (seeded.rows.length) return null;
+  if (mode === 'auto') {
+    const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE role <> 'SUPER_ADMIN'`);
+    if (rows[0].n > 0) return null;
+  }
+  const demo = await loadDemo(deps);
+  await deps.db.query('INSERT INTO platform_settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [SEEDED_KEY, JSON.stringify({ at: deps.clock.now() })]);
+  return banner(deps, demo);
+}
+
+export interface DemoHandles {
+  storeId: string;
+  storeSlug: string;
+  appId: string;
+  clientId: string;
+  accessToken: string;
+}
+
+export async function loadDemo(deps: Deps): Promise<DemoHandles> {
+  const merchant = await signup(deps, { ...DEMO.merchant, role: 'MERCHANT' });
+  const partner = await signup(deps, { ...DEMO.partner, role: 'PARTNER' });
+  const partnerUser = { id: partner.user.id, role: 'PARTNER' as const, storeId: null };
+  // The demo app's URL is a placeholder host; seeding must not depend on DNS.
+  const seedDeps = { ...deps, config: { ...deps.config, allowPrivateWebhooks: true } };
+  const { app } = await createApp(seedDeps, partnerUser, {
+    name: DEMO.appName,
+    appUrl: 'https://demo-app.example.com',
+    scopes: SCOPES.filter((s) => s.startsWith('read_') || s.startsWith('write_')),
+    tier: 'pro',
+  });
+  const storeId = merchant.store!.id;
+  await deps.db.transaction((tx) => insertDemoStoreData(tx, storeId, deps.clock.now()));
+  const { redirectUrl } = await authorize(deps, storeId, { client_id: app.clientId });
+  const handoff = new URL(redirectUrl).searchParams;
+  const tokens = await exchangeToken(deps, {
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+    grant_type: 'authorization_code',
+    code: handoff.get('code'),
+    state: handoff.get('state'),
+  });
+  await login(deps, DEMO.merchant); // proves the printed credentials work
+  return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken: tokens.access_token };
+}
+
+function banner(deps: Deps, demo: DemoHandles): string {
+  const url = deps.config.baseUrl;
+  return [
+    '',
+    '  Demo data loaded (shown once, on the first start).',
+    `  URL:            ${url}   (API reference: ${url}/docs)`,
+    `  Merchant login: ${DEMO.merchant.email} / ${DEMO.merchant.password}   (store "${DEMO.merchant.storeName}", ${demo.storeSlug})`,
+    `  Partner login:  ${DEMO.partner.email} / ${DEMO.partner.password}   (app "${DEMO.appName}", client id ${demo.clientId})`,
+    `  App access token (valid 24 h): ${demo.accessToken}`,
+    '  Try it:',
+    `    curl -s -H "Authorization: Bearer ${demo.accessToken}" ${url}/api/v1/products.json`,
+    '',
+  ].join('\n');
+}

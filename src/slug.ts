@@ -1,0 +1,16 @@
+/** Lowercase letters, digits and `-` (C2.5, C14.9): "Acc Shipping Helper x1" -> "acc-shipping-helper-x1". */
+export function slugify(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+}
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  if (e?.code !== '23505') return false;
+  return !constraint || e.constraint === constraint || (e.message ?? '').includes(constraint);
+}

@@ -1,0 +1,17 @@
+// app-api.md Events: the fixed list of subscribable topics, plus the mandatory GDPR topics (C6.4).
+export const EVENT_TOPICS = [
+  'orders/create', 'orders/updated', 'orders/paid', 'orders/cancelled', 'orders/fulfilled', 'orders/delete',
+  'refunds/create',
+  'products/create', 'products/update', 'products/delete',
+  'customers/create', 'customers/update', 'customers/delete',
+  'inventory_levels/update',
+  'fulfillments/create', 'fulfillments/update',
+  'subscriptions/create', 'subscriptions/renew', 'subscriptions/update', 'subscriptions/payment_failed', 'subscriptions/cancelled',
+] as const;
+export const GDPR_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
+export type EventTopic = (typeof EVENT_TOPICS)[number];
+export type GdprTopic = (typeof GDPR_TOPICS)[number];
+export type Topic = EventTopic | GdprTopic;
+
+const ALL = new Set<string>([...EVENT_TOPICS, ...GDPR_TOPICS]);
+export const isSubscribableTopic = (t: unknown): t is Topic => typeof t === 'string' && ALL.has(t);
