@@ -21,7 +21,7 @@ export interface BuildOptions {
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? false,
-    // Secrets never reach the logs: authorization headers and bodies are not logged.
+    // Request logs carry method, URL and status only: never headers (tokens) or bodies (secrets).
     bodyLimit: 1024 * 1024,
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

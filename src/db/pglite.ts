@@ -5,8 +5,26 @@ import type { Db, QueryResult, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 
 // PGlite's own defaults start PostgreSQL with `-F` (fsync off). We keep every other default and
-// drop that flag so a commit is flushed before it is acknowledged: a process killed with SIGKILL
-// (or a machine losing power) then reopens with every acknowledged write present.
+// drop that flag, with synchronous_commit on: a commit's WAL is written before it is acknowledged.
+//
+// What that does and does not buy (checked against @electric-sql/pglite 0.5.16, tested by
+// test/embedded-durability.test.ts):
+// - Process crash (SIGKILL, OOM kill): safe. The data dir is mounted with emscripten's NODEFS,
+//   whose writes are plain fs.writeSync/pwrite calls with no buffering in JS, and a synchronous
+//   commit writes its WAL before returning. The WAL is then in the OS page cache, which outlives
+//   the process; on reopen PostgreSQL replays it. (PGlite's `-F` defaults pass the same test:
+//   `-F` only skips fsync calls, the WAL write still happens at commit.)
+// - Power loss or OS crash: NOT guaranteed. NODEFS has no fsync stream op and the fdatasync
+//   syscall is a stub, so PostgreSQL's fsync/fdatasync never reach the disk (strace: zero
+//   fsync/fdatasync syscalls with fsync=on). The flags are kept so this becomes real should PGlite
+//   ever forward fsync; until then, use the PostgreSQL driver where power-loss durability matters.
+// - Never set synchronous_commit=off here: single-user PostgreSQL has no WAL writer, so commits
+//   then sit in WAL buffers and a SIGKILL lost acknowledged writes, even the CREATE TABLE.
+// - A SIGKILL leaves `postmaster.pid` in the data dir. No cleanup is needed: every PGlite instance
+//   has the WASM pid 42 (the file says -42, single-user mode), which PostgreSQL takes for its own
+//   stale file and replaces. The flip side: the file does not keep a second process out of a data
+//   dir in use (one opened and read it while another was writing), so one process per data dir is
+//   up to us (README "Embedded database").
 const DURABLE_START_PARAMS = [
   '--single', '-O', '-j',
   '-c', 'search_path=public',

@@ -1,0 +1,92 @@
+// One service per test file, driven through `app.inject` (real routing, hooks and serialisation,
+// no socket). Tests isolate themselves by creating their own stores, not databases.
+import { readFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startRuntime, type Runtime } from '../../src/runtime.js';
+import { buildApp } from '../../src/app.js';
+import { openPGlite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import type { Db } from '../../src/db/db.js';
+import type { Deps } from '../../src/deps.js';
+import { TestClock } from '../../src/clock.js';
+import { advanceClock } from '../../src/platform/clock-store.js';
+import type { RateLimiter } from '../../src/ratelimit/limiter.js';
+
+export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnop';
+
+export interface Harness {
+  app: FastifyInstance;
+  deps: Deps;
+  db: Db;
+  clock: TestClock;
+  config: Config;
+  /** JSON request helper: `h.req('POST', '/x', { token, body })`. */
+  req(method: string, url: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; payload?: string }): Promise<LightMyRequestResponse & { json(): any }>;
+  advance(seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openTestDb(): Promise<Db> {
+  const url = inject('testDatabaseUrl');
+  if (url) return openPostgres(url, { max: 5 });
+  const template = inject('pgliteTemplate');
+  if (!template) throw new Error('global setup did not provide a database');
+  return openPGlite({ loadDataDir: new Blob([readFileSync(template)]) });
+}
+
+export interface HarnessOptions {
+  /**
+   * Replaces the configured rate limiter (e.g. a MemoryRateLimiter on a hand-driven clock, so
+   * rate-limit tests do not depend on how fast a loaded machine serves requests). Closed with the harness.
+   */
+  limiter?: RateLimiter;
+}
+
+export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      SVC_SECRET: TEST_SECRET,
+      SVC_SEED: 'none',
+      SVC_TEST_CLOCK: '1',
+      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-data-')),
+      SVC_BASE_URL: 'http://svc.test',
+      ...env,
+    },
+    { persistSecret: false },
+  );
+  const db = await openTestDb();
+  const clock = new TestClock();
+  const runtime: Runtime = await startRuntime(config, { db, clock });
+  if (options.limiter) runtime.deps.limiter = options.limiter;
+  const app = await buildApp(runtime.deps, { docsUi: false });
+  await app.ready();
+  return {
+    app,
+    deps: runtime.deps,
+    db,
+    clock,
+    config,
+    async req(method, url, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      let payload: string | undefined = opts.payload;
+      if (opts.body !== undefined) {
+        payload = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await app.inject({ method: method as any, url, headers, payload });
+      return res as any;
+    },
+    advance: (seconds) => advanceClock(db, clock, seconds),
+    async close() {
+      await app.close();
+      await runtime.close();
+      await options.limiter?.close();
+    },
+  };
+}

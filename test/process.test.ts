@@ -1,0 +1,72 @@
+// The real process, as a newcomer runs it (C1.1, C1.3, C1.5): first start on an empty embedded
+// database prints the banner, the printed curl works, SIGTERM shuts down cleanly, a restart keeps
+// the data and prints no banner. Runs on the embedded database only: that is what it is about.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { freePort, startService } from './helpers/process.js';
+
+const run = promisify(execFile);
+const onPGlite = !inject('testDatabaseUrl');
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe.runIf(onPGlite)('the service process on the embedded database', () => {
+  let port: number;
+  let token: string;
+
+  it('C1.5 first start: banner with URL, logins, token and a curl that works', async () => {
+    port = await freePort();
+    const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port) });
+    const [, curl] = await svc.waitFor(/^\s+(curl .+)$/m);
+    const out = svc.output();
+    expect(out).toContain(`http://localhost:${port}`);
+    expect(out).toContain('merchant@demo.test');
+    expect(out).toContain('partner@demo.test');
+    token = out.match(/svcat_[A-Za-z0-9_-]+/)![0];
+
+    const { stdout } = await run('bash', ['-c', curl]);
+    const body = JSON.parse(stdout);
+    expect(body.products.length).toBeGreaterThanOrEqual(3);
+    expect(body.products.some((p: any) => p.variants.length > 0)).toBe(true);
+    expect(body.products.some((p: any) => p.variants.length === 0)).toBe(true);
+
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status).toBe(200);
+
+    svc.child.kill('SIGTERM');
+    expect(await svc.exited).toEqual({ code: 0, signal: null });
+  }, 120_000);
+
+  it('C1.1 a restart keeps the data and the secret, and prints no banner again', async () => {
+    const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port) });
+    await svc.waitFor(/process ready/);
+    expect(svc.output()).not.toContain('Demo data loaded');
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/products.json?limit=1`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-svc-api-version')).toBe('2026-06');
+    expect(res.headers.get('link')).toContain('rel="next"');
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  }, 120_000);
+
+  it('C1.3 SVC_ROLE=worker runs no HTTP server', async () => {
+    const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ROLE: 'worker' });
+    await svc.waitFor(/svc worker process ready/);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  }, 120_000);
+
+  it('C1.2 production mode refuses to start without SVC_SECRET and DATABASE_URL, or with the test clock', async () => {
+    const svc = startService({ NODE_ENV: 'production', SVC_DATA_DIR: dataDir });
+    expect((await svc.exited).code).toBe(2);
+    expect(svc.output()).toMatch(/requires SVC_SECRET and DATABASE_URL/);
+    const clock = startService({ NODE_ENV: 'production', SVC_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://127.0.0.1:1/none', SVC_TEST_CLOCK: '1' });
+    expect((await clock.exited).code).toBe(2);
+    expect(clock.output()).toMatch(/SVC_TEST_CLOCK is refused in production/);
+  }, 60_000);
+});

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // Two cores: two files at a time keeps PGlite start-up and the HTTP tests from starving each other.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
