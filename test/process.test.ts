@@ -70,3 +70,22 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     expect(clock.output()).toMatch(/SVC_TEST_CLOCK is refused in production/);
   }, 60_000);
 });
+
+describe.runIf(onPGlite)('one process per embedded database', () => {
+  it('a second process on the same data dir is refused while the first runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
+    const first = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
+    await first.waitFor(/process ready/);
+    const second = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
+    expect((await second.exited).code).not.toBe(0);
+    expect(second.output()).toMatch(/in use by process/);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    // A lock left by a killed process is taken over.
+    const third = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
+    await third.waitFor(/process ready/);
+    third.child.kill('SIGTERM');
+    expect((await third.exited).code).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+});
