@@ -48,8 +48,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   if (options.docsUi !== false) {
-    const { default: reference } = await import('@scalar/fastify-api-reference');
-    await app.register(reference, { routePrefix: '/docs', configuration: { url: '/openapi.json' } } as any);
+    const { default: swaggerUi } = await import('@fastify/swagger-ui');
+    await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   }
 
   await app.register(healthRoutes, { deps });
