@@ -2,7 +2,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Deps } from './deps.js';
-import { installErrorHandler } from './http/error-handler.js';
+import { installErrorHandler, sendError } from './http/error-handler.js';
+import { AppError } from './http/errors.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { appRoutes } from './apps/apps.routes.js';
@@ -26,6 +27,14 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before routing (a URL with bad percent-encoding) still get our shapes, and the
+    // version header under /api/v1 (C5.5).
+    frameworkErrors: (error, request, reply) => {
+      const api = request.url.startsWith('/api/v1/');
+      if (api) reply.header('X-SVC-Api-Version', API_VERSION);
+      request.fallbackShape = api ? 'errors' : 'envelope';
+      return sendError(request, reply, new AppError('bad_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request'));
+    },
   });
   installErrorHandler(app);
 

@@ -54,7 +54,8 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
     out.scopes = [...new Set<string>(body.scopes)];
   }
   if (body.tier !== undefined) {
-    if (!(body.tier in TIER_LIMITS)) throw badRequest('tier must be free, basic, pro or enterprise');
+    // Own keys only: `'toString' in TIER_LIMITS` is true and would reach the database's CHECK as a 500.
+    if (typeof body.tier !== 'string' || !Object.hasOwn(TIER_LIMITS, body.tier)) throw badRequest('tier must be free, basic, pro or enterprise');
     out.tier = body.tier;
   }
   if (body.gdprUrls !== undefined) {

@@ -34,26 +34,30 @@ export const newClientSecret = () => randomToken('svcsk', 32);
 
 export async function createApp(deps: Deps, developer: PlatformUser, body: Record<string, unknown>) {
   const fields = await readAppFields(body, deps.config, true);
-  const handle = fields.handle ?? slugify(fields.name!);
-  if (!handle) throw badRequest('name must contain letters or digits');
-  const id = uuidv7();
+  const base = fields.handle ?? slugify(fields.name!);
+  if (!base) throw badRequest('name must contain letters or digits');
   const now = deps.clock.now();
-  try {
-    const { rows } = await deps.db.query<AppRow>(
-      `INSERT INTO apps (id, developer_id, name, handle, client_id, client_secret_enc, app_url, redirect_urls, scopes, tier,
-         gdpr_urls, extensions, pricing, version, created_at, updated_at)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$15) RETURNING *`,
-      [
-        id, developer.id, fields.name, handle, randomToken('svcapp', 16), deps.secrets.seal(newClientSecret()), fields.appUrl,
-        JSON.stringify(fields.redirectUrls ?? []), JSON.stringify(fields.scopes), fields.tier ?? 'free',
-        fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(fields.extensions ?? {}),
-        JSON.stringify(fields.pricing ?? { type: 'free' }), fields.version ?? '1.0.0', now,
-      ],
-    );
-    return { app: appView(deps, rows[0], { withSecret: true }) };
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`handle "${handle}" is already taken`);
-    throw err;
+  // A handle the developer gave must be free (409); a default one made from the name takes the
+  // first free `name-N` instead (docs/decisions.md).
+  for (let n = 1; ; n++) {
+    const handle = n === 1 ? base : `${base}-${n}`;
+    try {
+      const { rows } = await deps.db.query<AppRow>(
+        `INSERT INTO apps (id, developer_id, name, handle, client_id, client_secret_enc, app_url, redirect_urls, scopes, tier,
+           gdpr_urls, extensions, pricing, version, created_at, updated_at)
+         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$15) RETURNING *`,
+        [
+          uuidv7(), developer.id, fields.name, handle, randomToken('svcapp', 16), deps.secrets.seal(newClientSecret()), fields.appUrl,
+          JSON.stringify(fields.redirectUrls ?? []), JSON.stringify(fields.scopes), fields.tier ?? 'free',
+          fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(fields.extensions ?? {}),
+          JSON.stringify(fields.pricing ?? { type: 'free' }), fields.version ?? '1.0.0', now,
+        ],
+      );
+      return { app: appView(deps, rows[0], { withSecret: true }) };
+    } catch (err) {
+      if (!isUniqueViolation(err, 'apps_handle_key')) throw err;
+      if (fields.handle || n >= 50) throw conflict(`handle "${handle}" is already taken`);
+    }
   }
 }
 

@@ -43,12 +43,26 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
   });
 }
 
-/** C6.9: the file endpoints are planned, not available: 404 envelope after authentication. */
+/**
+ * C6.9: the file endpoints are planned, not available: any request under /api/v1/files is a 404
+ * envelope after authentication, whatever its method or body. The body is never parsed here, so the
+ * planned multipart upload (no multipart parser exists) or a malformed JSON body gets the 404, not a
+ * 400 about a body nothing would read. Registered as its own plugin, so the parser stays local.
+ */
 export async function fileApiRoutes(api: FastifyInstance) {
+  api.removeAllContentTypeParsers();
+  // Node discards an unread request body once the response is finished.
+  api.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   const handler = async () => {
     throw notFound('The files endpoint is not available yet');
   };
+  const documented = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
+  // Every other method Fastify routes (OPTIONS, TRACE, WebDAV...), hidden from OpenAPI, which has no
+  // place for most of them; HEAD comes with GET.
+  const others = api.supportedMethods.filter((m) => !documented.includes(m) && m !== 'HEAD');
   for (const url of ['/files.json', '/files', '/files/*']) {
-    api.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url, config: { shape: 'envelope' }, schema: { tags: ['files'], security, hide: url !== '/files.json' }, handler });
+    const config = { shape: 'envelope' as const };
+    api.route({ method: documented, url, config, schema: { tags: ['files'], security, hide: url !== '/files.json' }, handler });
+    api.route({ method: others, url, config, schema: { hide: true }, handler });
   }
 }

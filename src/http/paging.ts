@@ -10,16 +10,21 @@ export interface Page {
   offset: number;
 }
 
+/** A whole number >= 1 (fractions floored; Infinity kept so that callers clamp it), else null. */
 function positiveInt(value: unknown): number | null {
   if (value === undefined || value === null || value === '') return null;
   const n = Number(value);
-  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : null;
+  return n >= 1 ? Math.floor(n) : null; // NaN fails the comparison
 }
 
-/** Missing or invalid values fall back to the defaults; a large limit is clamped silently. */
+/**
+ * Missing or invalid values fall back to the defaults; a large limit is clamped silently. A page so
+ * large that its offset would leave the safe-integer range is clamped too: it is an empty page
+ * either way, and an offset like 5e21 would reach SQL in exponent notation and fail as a 500.
+ */
 export function parsePage(query: Record<string, unknown>, defaults: { limit?: number; max?: number } = {}): Page {
-  const page = positiveInt(query.page) ?? 1;
   const limit = Math.min(positiveInt(query.limit) ?? defaults.limit ?? DEFAULT_LIMIT, defaults.max ?? MAX_LIMIT);
+  const page = Math.min(positiveInt(query.page) ?? 1, Math.floor(Number.MAX_SAFE_INTEGER / limit));
   return { page, limit, offset: (page - 1) * limit };
 }
 

@@ -82,8 +82,8 @@ async function authenticateClient(deps: Deps, body: Record<string, unknown>): Pr
   return app;
 }
 
-async function issueTokens(deps: Deps, tx: Tx, grant: { id: string; expiresAt: Date; scopes: string[] }, installationId: string) {
-  const now = deps.clock.now();
+/** `now` is the request's one instant: the grant's 30 days are counted from it, so a fresh grant says 2592000. */
+async function issueTokens(tx: Tx, grant: { id: string; expiresAt: Date; scopes: string[] }, installationId: string, now: Date) {
   const accessToken = randomToken('svcat', 32);
   const refreshToken = randomToken('svcrt', 32);
   await tx.query(
@@ -155,7 +155,7 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
     ]);
     await tx.query('UPDATE oauth_codes SET used_at = $2, grant_id = $3 WHERE code_hash = $1', [codeHash, now, grant.id]);
     await activateInstallation(deps, tx, app, code.installation_id, code.scopes, now);
-    return issueTokens(deps, tx, grant, code.installation_id);
+    return issueTokens(tx, grant, code.installation_id, now);
   });
 }
 
@@ -198,7 +198,7 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
     if (token.revoked_at || token.grant_revoked || token.status !== 'active') throw badRequest('Refresh token has been revoked');
     if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
     await tx.query('UPDATE refresh_tokens SET rotated_at = $2 WHERE token_hash = $1', [hash, now]);
-    return issueTokens(deps, tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id);
+    return issueTokens(tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id, now);
   });
 }
 
@@ -210,6 +210,8 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     const installation = await findInstallation(tx, installationId);
     if (!installation || installation.store_id !== storeId || installation.status === 'uninstalled') throw notFound('Installation not found');
     await revokeInstallationTokens(tx, installationId, now);
+    // A code handed off before the uninstall must not bring the app back: it expires now too.
+    await tx.query('UPDATE oauth_codes SET expires_at = $2 WHERE installation_id = $1 AND used_at IS NULL AND expires_at > $2', [installationId, now]);
     await publishRevocation(tx, installationId);
     const { rows } = await tx.query<InstallationRow>(
       `UPDATE installations SET status = 'uninstalled', uninstalled_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
