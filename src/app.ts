@@ -10,6 +10,7 @@ import { appRoutes } from './apps/apps.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { operatorRoutes } from './platform/operator.routes.js';
 import { appApi } from './api/app-api.js';
+import { merchantAdmin } from './admin/merchant-admin.js';
 import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
 import { API_VERSION } from './api/app-api.js';
 
@@ -66,6 +67,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(appRoutes, { deps });
   await app.register(oauthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
+  await app.register(
+    merchantAdmin(deps, async (_admin) => {
+      // Merchant admin routes of each area are registered here (C7).
+    }),
+  );
   await app.register(
     appApi(deps, async (api) => {
       await api.register(productApiRoutes, { deps });

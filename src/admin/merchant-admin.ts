@@ -1,0 +1,41 @@
+// The merchant admin surface (C7; merchant JWT). Every route of it is registered inside this
+// plugin, so each passes the same gate: a platform JWT of one of C7.1's roles. Errors use the
+// envelope unless a route says otherwise.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { badRequest, forbidden } from '../http/errors.js';
+import { isUuid } from '../ids.js';
+import { MERCHANT_ROLES, userAuthHook } from '../http/user-auth.js';
+
+export function merchantAdmin(deps: Deps, routes: (admin: FastifyInstance) => Promise<void> | void) {
+  return async function merchantAdminPlugin(admin: FastifyInstance) {
+    admin.addHook('onRequest', userAuthHook(deps.jwt, MERCHANT_ROLES));
+    await routes(admin);
+  };
+}
+
+/**
+ * The store an admin call acts for. Store staff (MERCHANT, STAFF_ADMIN, MANAGER) act for their own
+ * store. The platform operator (SUPER_ADMIN) has no store: it names one with `storeId` in the body
+ * or query string (docs/decisions.md); without it, 400.
+ */
+export function adminStoreId(request: FastifyRequest): string {
+  const user = request.user!;
+  if (user.role !== 'SUPER_ADMIN') {
+    if (!user.storeId) throw forbidden('This route needs a store account');
+    return user.storeId;
+  }
+  const named = (request.body as any)?.storeId ?? (request.query as any)?.storeId;
+  if (!isUuid(named)) throw badRequest('storeId is required for the platform operator');
+  return named;
+}
+
+/**
+ * Whether the caller may touch a resource of `resourceStoreId`: its own store's staff, or the
+ * operator. Another store's resource -> 403 (C7.1).
+ */
+export function assertStoreAccess(request: FastifyRequest, resourceStoreId: string): void {
+  const user = request.user!;
+  if (user.role === 'SUPER_ADMIN') return;
+  if (user.storeId !== resourceStoreId) throw forbidden('This resource belongs to another store');
+}
