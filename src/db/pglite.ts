@@ -3,6 +3,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { Db, QueryResult, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
+import { seedDataDirFromTemplate } from './pglite-template.js';
 
 // PGlite's own defaults start PostgreSQL with `-F` (fsync off). We keep every other default and
 // drop that flag, with synchronous_commit on: a commit's WAL is written before it is acknowledged.
@@ -48,6 +49,7 @@ export interface PGliteOptions {
 }
 
 export async function openPGlite(options: PGliteOptions): Promise<Db> {
+  if (options.dataDir && !options.loadDataDir) seedDataDirFromTemplate(options.dataDir);
   const pg = await PGlite.create({
     dataDir: options.dataDir,
     loadDataDir: options.loadDataDir,
