@@ -26,6 +26,13 @@ export class SystemClock implements Clock {
 export class TestClock implements Clock {
   readonly adjustable = true;
   private offsetMs = 0;
+
+  /**
+   * Where the offset is kept in the database. Every process of one deployment uses the default and
+   * so shares one clock; tests sharing one database give each service its own key.
+   */
+  constructor(readonly storageKey = 'test_clock_offset_ms') {}
+
   now(): Date {
     return new Date(this.nowMs());
   }

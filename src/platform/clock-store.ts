@@ -3,10 +3,8 @@
 import type { Db } from '../db/db.js';
 import type { TestClock } from '../clock.js';
 
-const KEY = 'test_clock_offset_ms';
-
 export async function loadClockOffset(db: Db, clock: TestClock): Promise<void> {
-  const { rows } = await db.query<{ value: number }>('SELECT value FROM platform_settings WHERE key = $1', [KEY]);
+  const { rows } = await db.query<{ value: number }>('SELECT value FROM platform_settings WHERE key = $1', [clock.storageKey]);
   if (rows[0]) clock.setOffset(Math.max(clock.offset, Number(rows[0].value)));
 }
 
@@ -17,7 +15,7 @@ export async function advanceClock(db: Db, clock: TestClock, seconds: number): P
     `INSERT INTO platform_settings (key, value) VALUES ($1, to_jsonb($2::bigint))
      ON CONFLICT (key) DO UPDATE SET value = to_jsonb((platform_settings.value)::text::bigint + $2::bigint)
      RETURNING value`,
-    [KEY, ms],
+    [clock.storageKey, ms],
   );
   clock.setOffset(Number(rows[0].value));
 }

@@ -1,6 +1,7 @@
 // One service per test file, driven through `app.inject` (real routing, hooks and serialisation,
 // no socket). Tests isolate themselves by creating their own stores, not databases.
 import { readFileSync, mkdtempSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -60,7 +61,8 @@ export async function createHarness(env: Record<string, string> = {}, options: H
     { persistSecret: false },
   );
   const db = await openTestDb();
-  const clock = new TestClock();
+  // Test files share one PostgreSQL database: each service keeps its own clock offset.
+  const clock = new TestClock(`test_clock_${randomUUID()}`);
   const runtime: Runtime = await startRuntime(config, { db, clock });
   if (options.limiter) runtime.deps.limiter = options.limiter;
   const app = await buildApp(runtime.deps, { docsUi: false });
