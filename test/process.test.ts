@@ -42,13 +42,29 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
   }, 120_000);
 
   it('C1.1 a restart keeps the data and the secret, and prints no banner again', async () => {
-    const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port) });
+    const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'operator-pass-1' });
     await svc.waitFor(/process ready/);
     expect(svc.output()).not.toContain('Demo data loaded');
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/products.json?limit=1`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-svc-api-version')).toBe('2026-06');
     expect(res.headers.get('link')).toContain('rel="next"');
+
+    // C1.2 SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD create the platform operator (SUPER_ADMIN).
+    const login = await fetch(`http://127.0.0.1:${port}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ops@example.com', password: 'operator-pass-1' }),
+    });
+    expect(login.status).toBe(200);
+    expect((await login.json()).data.user.role).toBe('SUPER_ADMIN');
+
+    // API reference: OpenAPI from the route schemas, and the reference UI.
+    const spec = await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json();
+    expect(spec.openapi).toBe('3.1.0');
+    expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/products.json', '/apps/oauth/token', '/auth/signup']));
+    const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain('<html');
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
   }, 120_000);
