@@ -1,7 +1,7 @@
 // PostgreSQL server through node-postgres: the production database, shared by any number of api
 // and worker processes.
 import pg from 'pg';
-import type { Db, QueryResult, Tx } from './db.js';
+import type { Db, QueryOptions, QueryResult, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 
 const types = {
@@ -21,8 +21,11 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
 
 function wrap(client: pg.Pool | pg.PoolClient): Tx {
   return {
-    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const r = await client.query(sql, params as any[]);
+    async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
+      // node-postgres prepares a named statement once per connection and reuses its plan.
+      const r = options?.name
+        ? await client.query({ name: options.name, text: sql, values: params as any[] })
+        : await client.query(sql, params as any[]);
       return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
     },
     async exec(sql: string) {
@@ -42,8 +45,8 @@ class PostgresDb implements Db {
     this.direct = wrap(pool);
   }
 
-  query<T>(sql: string, params?: unknown[]) {
-    return this.direct.query<T>(sql, params);
+  query<T>(sql: string, params?: unknown[], options?: QueryOptions) {
+    return this.direct.query<T>(sql, params, options);
   }
 
   exec(sql: string) {

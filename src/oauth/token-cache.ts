@@ -42,12 +42,19 @@ export class AccessTokenCache {
     this.unsubscribe = null;
   }
 
-  /** The live token's installation, or null when unknown, revoked or expired. */
-  async lookup(token: string): Promise<TokenInfo | null> {
-    const now = this.clock.nowMs();
+  /**
+   * The live token's installation, or null when unknown, revoked or expired. Answers without a
+   * promise when the token is cached (the App API gate's fast path).
+   */
+  lookup(token: string): TokenInfo | null | Promise<TokenInfo | null> {
     const hash = sha256Hex(token);
     const hit = this.entries.get(hash);
-    if (hit && hit.cachedUntilMs > Date.now()) return hit.info.expiresAtMs > now ? hit.info : null;
+    if (hit && hit.cachedUntilMs > Date.now()) return hit.info.expiresAtMs > this.clock.nowMs() ? hit.info : null;
+    return this.load(hash);
+  }
+
+  private async load(hash: string): Promise<TokenInfo | null> {
+    const now = this.clock.nowMs();
 
     const { rows } = await this.db.query<{ installation_id: string; app_id: string; store_id: string; scopes: string[]; expires_at: Date }>(
       `SELECT t.installation_id, i.app_id, i.store_id, g.scopes, t.expires_at
@@ -56,6 +63,7 @@ export class AccessTokenCache {
          JOIN installations i ON i.id = t.installation_id
         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND g.revoked_at IS NULL AND i.status = 'active'`,
       [hash],
+      { name: 'access_token_lookup' },
     );
     const row = rows[0];
     if (!row) {

@@ -61,8 +61,8 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.logs.size;
   }
 
-  hit(key: string, limit: number): Promise<RateDecision> {
-    return Promise.resolve(this.hitSync(key, limit));
+  hit(key: string, limit: number): RateDecision {
+    return this.hitSync(key, limit);
   }
 
   /** The decision itself; synchronous because nothing here waits. `limit` is a whole number >= 0. */
