@@ -29,48 +29,50 @@ export function apiCaller(request: FastifyRequest): TokenInfo {
 }
 
 /**
- * The gate, written with a `done` callback rather than as an async function: on the fast path
- * (token cached, tier cached, in-process limiter) it completes without creating a promise, which
- * matters on the App API's busiest path. Slow steps (database, Redis) continue asynchronously.
+ * The gate, written with a `done` callback rather than as an async function, and with its steps
+ * defined once rather than per request: on the fast path (token cached, tier cached, in-process
+ * limiter) a request passes without a promise or a closure being made. Slow steps (database,
+ * Redis) continue asynchronously.
  */
 export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
-  return function gate(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
+  type Done = (err?: Error) => void;
+
+  function afterToken(request: FastifyRequest, reply: FastifyReply, done: Done, found: TokenInfo | null) {
+    if (!found) return done(unauthenticated('Invalid, expired or revoked access token'));
+    request.api = found;
+    const limit = deps.tiers.limitFor(found.appId);
+    if (typeof limit === 'number') return afterTier(request, reply, done, limit);
+    limit.then((n) => afterTier(request, reply, done, n), done);
+  }
+
+  function afterTier(request: FastifyRequest, reply: FastifyReply, done: Done, limit: number) {
+    // Every authenticated request counts, whatever its method or outcome (Limits 2).
+    const decision = deps.limiter.hit(`${request.api!.appId}:${request.api!.storeId}`, limit);
+    if (!(decision instanceof Promise)) return afterLimit(request, reply, done, decision);
+    decision.then((d) => afterLimit(request, reply, done, d), done);
+  }
+
+  function afterLimit(request: FastifyRequest, reply: FastifyReply, done: Done, decision: RateDecision) {
+    reply.header('X-RateLimit-Limit', decision.limit);
+    reply.header('X-RateLimit-Remaining', decision.remaining);
+    reply.header('X-RateLimit-Reset', decision.resetAt);
+    if (!decision.allowed) {
+      reply.header('Retry-After', 1);
+      return done(new AppError('rate_limited', 'Rate limit exceeded'));
+    }
+    const scope = request.routeOptions.config?.scope;
+    if (scope && !hasScope(request.api!.scopes, scope)) return done(forbidden(`This endpoint requires the ${scope} scope`));
+    done();
+  }
+
+  return function gate(request: FastifyRequest, reply: FastifyReply, done: Done) {
     reply.header('X-SVC-Api-Version', API_VERSION);
     request.fallbackShape = defaultShape;
-
     const token = bearerToken(request);
     if (!token) return done(unauthenticated('Missing access token'));
     const caller = deps.tokens.lookup(token);
-    if (caller instanceof Promise) caller.then(afterToken, done);
-    else afterToken(caller);
-
-    function afterToken(found: TokenInfo | null) {
-      if (!found) return done(unauthenticated('Invalid, expired or revoked access token'));
-      request.api = found;
-      const limit = deps.tiers.limitFor(found.appId);
-      if (limit instanceof Promise) limit.then(afterTier, done);
-      else afterTier(limit);
-    }
-
-    function afterTier(limit: number) {
-      // Every authenticated request counts, whatever its method or outcome (Limits 2).
-      const decision = deps.limiter.hit(`${request.api!.appId}:${request.api!.storeId}`, limit);
-      if (decision instanceof Promise) decision.then(afterLimit, done);
-      else afterLimit(decision);
-    }
-
-    function afterLimit(decision: RateDecision) {
-      reply.header('X-RateLimit-Limit', decision.limit);
-      reply.header('X-RateLimit-Remaining', decision.remaining);
-      reply.header('X-RateLimit-Reset', decision.resetAt);
-      if (!decision.allowed) {
-        reply.header('Retry-After', 1);
-        return done(new AppError('rate_limited', 'Rate limit exceeded'));
-      }
-      const scope = request.routeOptions.config?.scope;
-      if (scope && !hasScope(request.api!.scopes, scope)) return done(forbidden(`This endpoint requires the ${scope} scope`));
-      done();
-    }
+    if (!(caller instanceof Promise)) return afterToken(request, reply, done, caller);
+    caller.then((found) => afterToken(request, reply, done, found), done);
   };
 }
 
