@@ -12,7 +12,15 @@ import { operatorRoutes } from './platform/operator.routes.js';
 import { appApi } from './api/app-api.js';
 import { merchantAdmin } from './admin/merchant-admin.js';
 import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
+import { catalogAdminRoutes, catalogApiRoutes, catalogRootRoutes } from './catalog/plugins.js';
 import { API_VERSION } from './api/app-api.js';
+import { contentAdminRoutes } from './content/content.admin.js';
+import { contentApiRoutes } from './content/content.api.js';
+import { customerAdminRoutes } from './customers/customers.admin.js';
+import { customerApiRoutes } from './customers/customers.api.js';
+import { discountAdminRoutes } from './discounts/discounts.admin.js';
+import { discountApiRoutes } from './discounts/discounts.api.js';
+import { shippingApiRoutes } from './shipping/zones.api.js';
 
 export interface BuildOptions {
   logger?: boolean | object;
@@ -67,15 +75,25 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(appRoutes, { deps });
   await app.register(oauthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
+  await app.register(catalogRootRoutes, { deps });
   await app.register(
     merchantAdmin(deps, async (_admin) => {
       // Merchant admin routes of each area are registered here (C7).
+      await _admin.register(catalogAdminRoutes, { deps });
+      await _admin.register(contentAdminRoutes, { deps });
+      await _admin.register(customerAdminRoutes, { deps });
+      await _admin.register(discountAdminRoutes, { deps });
     }),
   );
   await app.register(
     appApi(deps, async (api) => {
       await api.register(productApiRoutes, { deps });
       await api.register(fileApiRoutes);
+      await api.register(catalogApiRoutes, { deps });
+      await api.register(contentApiRoutes, { deps });
+      await api.register(shippingApiRoutes, { deps });
+      await api.register(customerApiRoutes, { deps });
+      await api.register(discountApiRoutes, { deps });
     }),
     { prefix: '/api/v1' },
   );

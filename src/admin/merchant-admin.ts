@@ -10,6 +10,16 @@ import { MERCHANT_ROLES, userAuthHook } from '../http/user-auth.js';
 export function merchantAdmin(deps: Deps, routes: (admin: FastifyInstance) => Promise<void> | void) {
   return async function merchantAdminPlugin(admin: FastifyInstance) {
     admin.addHook('onRequest', userAuthHook(deps.jwt, MERCHANT_ROLES));
+    // The operator names a store with `storeId`; one that does not exist is the caller's mistake
+    // (400), checked once here for every admin route rather than failing later on a foreign key.
+    admin.addHook('preHandler', async (request) => {
+      if (request.user?.role !== 'SUPER_ADMIN') return;
+      const named = (request.body as any)?.storeId ?? (request.query as any)?.storeId;
+      if (named === undefined) return;
+      if (!isUuid(named)) throw badRequest('storeId must be a store id');
+      const { rows } = await deps.db.query('SELECT 1 FROM stores WHERE id = $1', [named]);
+      if (!rows.length) throw badRequest('storeId names no store');
+    });
     await routes(admin);
   };
 }

@@ -1,6 +1,7 @@
-// App API products (C6.1): the list and one product. Create, update and delete are the store-data
-// issue's; they will join this file's neighbours.
-import type { FastifyInstance } from 'fastify';
+import { envelopeError } from '../http/shapes.js';
+// App API products (C6.1): list, get, create, update (app-api.md PUT /products/{id}.json) and
+// delete, all bare bodies with the errors body for errors. `{id}` is the UUID or the numeric id.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../api/app-api.js';
@@ -8,10 +9,35 @@ import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage } from '../http/paging.js';
 import { isUuid } from '../ids.js';
 import { productView } from './product-view.js';
-import { findProduct, listProducts, PRODUCT_STATUSES } from './products.repo.js';
+import { findProduct, listProducts, lockProduct, PRODUCT_STATUSES } from './products.repo.js';
+import { readApiCreate, readApiUpdate } from './products.input.js';
+import { createProduct, deleteProduct, updateProduct } from './products.service.js';
 
 const tags = ['products'];
 const security = [{ accessToken: [] }];
+const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
+const field = (description: string) => Type.Optional(Type.Unknown({ description }));
+
+/** Documents the body; the rules themselves are in products.input.ts (their messages are fixed). */
+const createBody = Type.Object({
+  title: field('string, required (400 `{ errors: { title: ["can\'t be blank"] } }` without it)'),
+  body_html: field('string (HTML)'),
+  handle: field('string; default: a slug of the title, made unique in the store'),
+  status: field('active (default), draft or archived'),
+  tags: field('array of strings'),
+  price: field('decimal string or number'),
+  compare_at_price: field('decimal string or number, or null'),
+  inventory_quantity: field('integer >= 0'),
+  sku: field('string'),
+}, { description: 'Flat, or wrapped as `{ product: { ... } }`' });
+const updateBody = Type.Object({
+  title: field('string'),
+  body_html: field('string'),
+  handle: field('string'),
+  status: field('active, draft or archived'),
+  tags: field('array of strings; replaces all tags'),
+  variants: field('array of `{ price, compare_at_price, inventory_quantity }`: only the first entry is applied, onto the product-level price, compare-at price and stock; variant rows are not modified'),
+}, { description: 'All optional; `vendor` and `product_type` come from the category and cannot be set' });
 
 export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
   api.get('/products.json', {
@@ -37,9 +63,51 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
     schema: { tags, security, summary: 'One product by UUID or numeric id', params: Type.Object({ id: Type.String() }) },
   }, async (request) => {
     const { id } = request.params as { id: string };
-    const product = isUuid(id) || /^\d{1,15}$/.test(id) ? await findProduct(deps.db, apiCaller(request).storeId, id) : null;
+    const product = isProductRef(id) ? await findProduct(deps.db, apiCaller(request).storeId, id) : null;
     if (!product) throw notFound('Product not found');
     return { product: productView(product) };
+  });
+
+  api.post('/products.json', {
+    config: { scope: 'write_products', shape: 'errors' },
+    schema: { tags, security, summary: 'Create a product (C6.1); emits products/create', body: createBody },
+  }, async (request, reply) => {
+    const draft = readApiCreate(request.body);
+    const { storeId } = apiCaller(request);
+    const row = await deps.db.transaction((tx) => createProduct(tx, storeId, draft, deps.clock.now()));
+    return reply.code(201).send({ product: productView(row) });
+  });
+
+  api.put('/products/:id.json', {
+    config: { scope: 'write_products', shape: 'errors' },
+    schema: {
+      tags, security, params: Type.Object({ id: Type.String() }), body: updateBody,
+      summary: 'Update a product; emits products/update (and inventory_levels/update when the stock changes)',
+    },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const patch = readApiUpdate(request.body);
+    const { storeId } = apiCaller(request);
+    const row = await deps.db.transaction(async (tx) => {
+      const product = isProductRef(id) ? await lockProduct(tx, id, storeId) : null;
+      if (!product) throw notFound('Product not found');
+      return updateProduct(tx, product, patch, [], deps.clock.now());
+    });
+    return { product: productView(row) };
+  });
+
+  api.delete('/products/:id.json', {
+    config: { scope: 'write_products', shape: 'errors' },
+    schema: { tags, security, params: Type.Object({ id: Type.String() }), summary: 'Delete a product (C6.1); emits products/delete' },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const { storeId } = apiCaller(request);
+    await deps.db.transaction(async (tx) => {
+      const product = isProductRef(id) ? await lockProduct(tx, id, storeId) : null;
+      if (!product) throw notFound('Product not found');
+      await deleteProduct(tx, product, deps.clock.now());
+    });
+    return {};
   });
 }
 
@@ -53,9 +121,10 @@ export async function fileApiRoutes(api: FastifyInstance) {
   api.removeAllContentTypeParsers();
   // Node discards an unread request body once the response is finished.
   api.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-  const handler = async () => {
-    throw notFound('The files endpoint is not available yet');
-  };
+  // Answered directly rather than thrown: this 404 is the App API's cheapest authenticated path,
+  // and a thrown error costs a rejected promise on every request.
+  const body = envelopeError(404, 'The files endpoint is not available yet');
+  const handler = (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).send(body);
   const documented = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
   // Every other method Fastify routes (OPTIONS, TRACE, WebDAV...), hidden from OpenAPI, which has no
   // place for most of them; HEAD comes with GET.

@@ -36,3 +36,51 @@ export async function findProduct(q: Queryable, storeId: string, id: string) {
   );
   return rows[0] ?? null;
 }
+
+export async function productById(q: Queryable, id: string): Promise<ProductRow> {
+  const { rows } = await q.query<ProductRow>(`SELECT ${PRODUCT_COLUMNS} FROM products p WHERE p.id = $1`, [id]);
+  return rows[0];
+}
+
+export interface LockedProduct {
+  id: string;
+  store_id: string;
+  num_id: number;
+  inventory_quantity: number;
+  sku: string | null;
+}
+
+/**
+ * Locks the product (UUID or numeric id; within `storeId` when given) for the rest of the
+ * transaction, so concurrent updates see each other's stock.
+ */
+export async function lockProduct(q: Queryable, id: string, storeId?: string): Promise<LockedProduct | null> {
+  const byNum = /^\d{1,15}$/.test(id);
+  const { rows } = await q.query<LockedProduct>(
+    `SELECT id, store_id, num_id, inventory_quantity, sku FROM products
+      WHERE ${byNum ? 'num_id = $1::bigint' : 'id = $1::uuid'} AND ($2::uuid IS NULL OR store_id = $2::uuid) FOR UPDATE`,
+    [id, storeId ?? null],
+  );
+  return rows[0] ?? null;
+}
+
+/** Whether another product of the store already uses `handle`. */
+export async function handleTaken(q: Queryable, storeId: string, handle: string, exceptId?: string): Promise<boolean> {
+  const { rows } = await q.query(
+    'SELECT 1 FROM products WHERE store_id = $1 AND handle = $2 AND ($3::uuid IS NULL OR id <> $3::uuid) LIMIT 1',
+    [storeId, handle, exceptId ?? null],
+  );
+  return rows.length > 0;
+}
+
+/** `base` when free in the store, else the first free `base-N` (N >= 2). */
+export async function freeHandle(q: Queryable, storeId: string, base: string): Promise<string> {
+  const pattern = `${base.replace(/[\\%_]/g, (c) => `\\${c}`)}-%`;
+  const { rows } = await q.query<{ handle: string }>(
+    'SELECT handle FROM products WHERE store_id = $1 AND (handle = $2 OR handle LIKE $3)',
+    [storeId, base, pattern],
+  );
+  const used = new Set(rows.map((r) => r.handle));
+  if (!used.has(base)) return base;
+  for (let n = 2; ; n++) if (!used.has(`${base}-${n}`)) return `${base}-${n}`;
+}

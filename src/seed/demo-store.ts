@@ -107,4 +107,46 @@ export async function insertDemoStoreData(tx: Tx, storeId: string, now: Date): P
      VALUES ($1,$2,'Domestic','["US"]','Flat rate within the United States',500,$3,$3)`,
     [uuidv7(), storeId, at(30)],
   );
+  await insertDemoCatalogData(tx, storeId, now);
+}
+
+/**
+ * The catalog's part of the demo (issue 3): a manual collection and metafields on the shop, a
+ * product, a variant and the page; `vendor`/`product_type` follow the category rule of the catalog
+ * (both are the category, docs/decisions.md).
+ */
+async function insertDemoCatalogData(tx: Tx, storeId: string, now: Date): Promise<void> {
+  const created = new Date(now.getTime() - 10 * DAY);
+  await tx.query(`UPDATE products SET vendor = COALESCE(category, ''), product_type = COALESCE(category, '') WHERE store_id = $1`, [storeId]);
+  const { rows: products } = await tx.query<{ id: string; handle: string }>(
+    `SELECT id, handle FROM products WHERE store_id = $1 AND handle IN ('classic-tee', 'canvas-tote')`, [storeId]);
+  const byHandle = new Map(products.map((p) => [p.handle, p.id]));
+  const tee = byHandle.get('classic-tee')!, tote = byHandle.get('canvas-tote')!;
+  const collection = uuidv7(created.getTime());
+  await tx.query(
+    `INSERT INTO collections (id, store_id, title, handle, body_html, image_src, published_at, created_at, updated_at)
+     VALUES ($1,$2,'Summer Picks','summer-picks','<p>Light layers and carry-alls for warm days.</p>','https://cdn.example.com/demo/summer-picks.jpg',$3,$3,$3)`,
+    [collection, storeId, created],
+  );
+  await tx.query(
+    `INSERT INTO collection_products (collection_id, product_id, position, created_at) VALUES ($1,$2,1,$4), ($1,$3,2,$4)`,
+    [collection, tee, tote, created],
+  );
+  const { rows: [variant] } = await tx.query<{ id: string }>('SELECT id FROM variants WHERE product_id = $1 ORDER BY position LIMIT 1', [tee]);
+  const { rows: [page] } = await tx.query<{ id: string }>(`SELECT id FROM pages WHERE store_id = $1 AND handle = 'about-us'`, [storeId]);
+  const metafields: [string, string, string, string, string, string][] = [
+    ['shop', storeId, 'store', 'opening_hours', 'json', '{"mon-fri":"9:00-18:00","sat":"10:00-14:00"}'],
+    ['product', tee, 'custom', 'material', 'single_line_text_field', 'Organic cotton'],
+    ['product', tee, 'care', 'wash_temperature', 'number_integer', '30'],
+    ['variant', variant.id, 'custom', 'chest_cm', 'number_decimal', '96.5'],
+    ['collection', collection, 'custom', 'featured', 'boolean', 'true'],
+    ['page', page.id, 'seo', 'hidden', 'boolean', 'false'],
+  ];
+  for (const [ownerType, ownerId, namespace, key, type, value] of metafields) {
+    await tx.query(
+      `INSERT INTO metafields (id, store_id, owner_type, owner_id, namespace, key, type, value, created_at, updated_at)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$9)`,
+      [uuidv7(), storeId, ownerType, ownerId, namespace, key, type, value, created],
+    );
+  }
 }

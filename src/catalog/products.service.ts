@@ -1,0 +1,184 @@
+// The rules of product and variant changes. Each function runs inside the caller's transaction and
+// writes the change's events there too (C8.1): a rolled-back change leaves no event behind.
+import type { Queryable } from '../db/db.js';
+import { badRequest } from '../http/errors.js';
+import { uuidv7 } from '../ids.js';
+import { emit } from '../outbox/emit.js';
+import { slugify } from '../slug.js';
+import { productView, type ProductRow } from './product-view.js';
+import { freeHandle, handleTaken, productById, type LockedProduct } from './products.repo.js';
+import type { NewVariant, ProductDraft, ProductPatch, VariantChange } from './products.input.js';
+import { insertVariant, updateVariant, variantsOfProduct, type VariantFields, type VariantRow } from './variants.repo.js';
+
+const taken = () => badRequest('handle has already been taken', { handle: ['has already been taken'] });
+
+/**
+ * `inventory_levels/update` body (app-api.md leaves it open; docs/decisions.md): the stock level that
+ * changed, named by the numeric ids of the product object, `variant_id` null for product-level stock.
+ */
+export function inventoryLevelPayload(level: { productNumId: number; variantNumId: number | null; sku: string | null; available: number; updatedAt: Date }) {
+  return {
+    product_id: level.productNumId,
+    variant_id: level.variantNumId,
+    sku: level.sku,
+    available: level.available,
+    updated_at: level.updatedAt.toISOString(),
+  };
+}
+
+/** Product-level price and compare-at price mirrored from a variant (C14.1; the view's mapping). */
+function mirror(v: Pick<NewVariant, 'price_minor' | 'discount_price_minor'>) {
+  const discounted = v.discount_price_minor != null && v.discount_price_minor < v.price_minor;
+  return { price: discounted ? v.discount_price_minor! : v.price_minor, compare: discounted ? v.price_minor : null };
+}
+
+async function replaceImages(tx: Queryable, productId: string, srcs: string[]): Promise<void> {
+  await tx.query('DELETE FROM product_images WHERE product_id = $1', [productId]);
+  if (srcs.length === 0) return;
+  await tx.query(
+    `INSERT INTO product_images (product_id, src, position)
+     SELECT $1, src, pos::int FROM unnest($2::text[]) WITH ORDINALITY AS t(src, pos)`,
+    [productId, srcs],
+  );
+}
+
+/**
+ * C6.1 / C7.1 create. Without variants the product-level price, compare-at price and stock are the
+ * body's; with variants they are set from the first one (C14.1). A handle given must be free in the
+ * store; a default one (from the title) takes the first free `slug-N`.
+ */
+export async function createProduct(tx: Queryable, storeId: string, draft: ProductDraft, now: Date): Promise<ProductRow> {
+  let handle: string;
+  if (draft.handle) {
+    if (await handleTaken(tx, storeId, draft.handle)) throw taken();
+    handle = draft.handle;
+  } else {
+    handle = await freeHandle(tx, storeId, slugify(draft.title) || 'product');
+  }
+  const first = draft.variants[0];
+  const level = first
+    ? { ...mirror(first), qty: first.stock ?? 0, sku: draft.sku ?? first.sku ?? null }
+    : { price: draft.price_minor ?? null, compare: draft.compare_at_price_minor ?? null, qty: draft.inventory_quantity ?? 0, sku: draft.sku ?? null };
+  const category = draft.category ?? null;
+  const id = uuidv7(now.getTime());
+  await tx.query(
+    `INSERT INTO products (id, store_id, title, handle, body_html, category, vendor, product_type, status, tags,
+                           price_minor, compare_at_price_minor, inventory_quantity, sku, created_at, updated_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
+    [id, storeId, draft.title, handle, draft.body_html ?? '', category, category ?? '', draft.status ?? 'active',
+      JSON.stringify(draft.tags ?? []), level.price, level.compare, level.qty, level.sku, now],
+  );
+  for (const [i, v] of draft.variants.entries()) await insertVariant(tx, storeId, id, i + 1, v, now);
+  if (draft.images?.length) await replaceImages(tx, id, draft.images);
+  const row = await productById(tx, id);
+  await emit(tx, { storeId, topic: 'products/create', payload: productView(row), now });
+  return row;
+}
+
+interface StockChange {
+  variant: VariantRow | null;
+  available: number;
+}
+
+/**
+ * An update of a locked product: its columns, then (merchant only) images and variants, then the
+ * events: `products/update` always, `inventory_levels/update` once per stock level whose value
+ * changed. `category` sets `vendor` and `product_type`, which are never set directly.
+ */
+export async function updateProduct(tx: Queryable, product: LockedProduct, patch: ProductPatch, variantChanges: VariantChange[], now: Date): Promise<ProductRow> {
+  if (patch.handle !== undefined && (await handleTaken(tx, product.store_id, patch.handle, product.id))) throw taken();
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    sets.push(`${column} = $${params.length}`);
+  };
+  if (patch.title !== undefined) set('title', patch.title);
+  if (patch.body_html !== undefined) set('body_html', patch.body_html);
+  if (patch.handle !== undefined) set('handle', patch.handle);
+  if (patch.status !== undefined) set('status', patch.status);
+  if (patch.tags !== undefined) set('tags', JSON.stringify(patch.tags));
+  if (patch.price_minor !== undefined) set('price_minor', patch.price_minor);
+  if (patch.compare_at_price_minor !== undefined) set('compare_at_price_minor', patch.compare_at_price_minor);
+  if (patch.inventory_quantity !== undefined) set('inventory_quantity', patch.inventory_quantity);
+  if (patch.sku !== undefined) set('sku', patch.sku);
+  if (patch.category !== undefined) {
+    set('category', patch.category);
+    set('vendor', patch.category ?? '');
+    set('product_type', patch.category ?? '');
+  }
+  set('updated_at', now);
+  params.push(product.id);
+  await tx.query(`UPDATE products SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
+
+  if (patch.images !== undefined) await replaceImages(tx, product.id, patch.images);
+
+  const stock: StockChange[] = [];
+  if (patch.inventory_quantity !== undefined && patch.inventory_quantity !== product.inventory_quantity) {
+    stock.push({ variant: null, available: patch.inventory_quantity });
+  }
+  if (variantChanges.length) {
+    const existing = await variantsOfProduct(tx, product.id);
+    let position = existing.reduce((max, v) => Math.max(max, v.position), 0);
+    for (const change of variantChanges) {
+      if (change.ref === null) {
+        await insertVariant(tx, product.store_id, product.id, ++position, change.fields as VariantFields & { price_minor: number }, now);
+        continue;
+      }
+      const current = existing.find((v) => v.id === change.ref || String(v.num_id) === change.ref);
+      if (!current) throw badRequest(`${change.label}.varientId is not a variant of this product`, { [`${change.label}.varientId`]: ['is not a variant of this product'] });
+      const updated = await updateVariant(tx, current.id, change.fields, now);
+      if (updated.stock !== current.stock) stock.push({ variant: updated, available: updated.stock });
+    }
+  }
+
+  const row = await productById(tx, product.id);
+  await emit(tx, { storeId: product.store_id, topic: 'products/update', payload: productView(row), now });
+  for (const s of stock) {
+    await emit(tx, {
+      storeId: product.store_id,
+      topic: 'inventory_levels/update',
+      payload: inventoryLevelPayload({ productNumId: row.num_id, variantNumId: s.variant?.num_id ?? null, sku: s.variant ? s.variant.sku : row.sku, available: s.available, updatedAt: now }),
+      now,
+    });
+  }
+  return row;
+}
+
+/**
+ * Deletes a locked product with its variants, images, collection memberships and listings (cascades)
+ * and the metafields it and its variants own; `products/delete` carries the product as it was.
+ */
+export async function deleteProduct(tx: Queryable, product: LockedProduct, now: Date): Promise<ProductRow> {
+  const before = await productById(tx, product.id);
+  await tx.query(
+    `DELETE FROM metafields WHERE store_id = $1 AND (
+       (owner_type = 'product' AND owner_id = $2::text)
+       OR (owner_type = 'variant' AND owner_id IN (SELECT id::text FROM variants WHERE product_id = $2::uuid)))`,
+    [product.store_id, product.id],
+  );
+  await tx.query('DELETE FROM products WHERE id = $1', [product.id]);
+  await emit(tx, { storeId: product.store_id, topic: 'products/delete', payload: productView(before), now });
+  return before;
+}
+
+/**
+ * Merchant variant update (C7.3): the variant row only, never the product-level values (C14.1). The
+ * product object shows its variants, so the change is a `products/update`; a new stock level also
+ * an `inventory_levels/update`.
+ */
+export async function updateVariantRecord(tx: Queryable, variant: VariantRow, fields: VariantFields, now: Date): Promise<VariantRow> {
+  const updated = await updateVariant(tx, variant.id, fields, now);
+  await tx.query('UPDATE products SET updated_at = $2 WHERE id = $1', [variant.product_id, now]);
+  const row = await productById(tx, variant.product_id);
+  await emit(tx, { storeId: variant.store_id, topic: 'products/update', payload: productView(row), now });
+  if (updated.stock !== variant.stock) {
+    await emit(tx, {
+      storeId: variant.store_id,
+      topic: 'inventory_levels/update',
+      payload: inventoryLevelPayload({ productNumId: row.num_id, variantNumId: updated.num_id, sku: updated.sku, available: updated.stock, updatedAt: now }),
+      now,
+    });
+  }
+  return updated;
+}

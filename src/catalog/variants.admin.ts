@@ -1,0 +1,131 @@
+// `PATCH /variants/update-single-variant/{id}` (app-api.md merchant routes; C7.3, C14.2): a
+// multipart form (a JSON body is accepted too) whose fields are all optional, with the image file
+// `mainImage`. Roles MERCHANT, STAFF_ADMIN, SUPER_ADMIN, MANAGER (the merchant admin gate). Errors
+// are envelopes; an unknown variant is a 400 "Variant not found".
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { assertStoreAccess } from '../admin/merchant-admin.js';
+import { AppError, badRequest } from '../http/errors.js';
+import { envelope } from '../http/shapes.js';
+import { MERCHANT_ROLES } from '../http/user-auth.js';
+import { FieldErrors, isCatalogId, unwrap, type Body } from './input.js';
+import { variantFields } from './products.input.js';
+import { updateVariantRecord } from './products.service.js';
+import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, uploadPathOf, type StagedFile } from './uploads.js';
+import { findVariantAnyStore, variantRecord } from './variants.repo.js';
+
+const variantNotFound = () => badRequest('Variant not found');
+
+/** Limits of the form: one image of at most 20 MB, a few short text fields. */
+const LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 4, fields: 50, parts: 60, fieldSize: 64 * 1024, fieldNameSize: 100 };
+
+interface Form {
+  fields: Body;
+  image: StagedFile | null;
+}
+
+/**
+ * Reads the multipart form: text fields as strings, the first `mainImage` file staged on disk; any
+ * other file is read and dropped (unknown body keys are ignored, app-api.md Conventions 4).
+ */
+async function readForm(deps: Deps, request: FastifyRequest): Promise<Form> {
+  const form: Form = { fields: {}, image: null };
+  try {
+    const parts = parseOrThrow(() => request.parts());
+    for (;;) {
+      const next = await parseOrThrow(() => parts.next());
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === 'file') {
+        if (part.fieldname === 'mainImage' && !form.image) {
+          const staged = await stageUpload(deps.config, part.file);
+          // A browser form with no file chosen sends an empty part with an empty file name.
+          if (staged.size === 0 && !part.filename) await discard(staged.path);
+          else form.image = staged;
+        } else {
+          part.file.resume();
+          await new Promise((done) => part.file.once('end', done).once('close', done));
+        }
+      } else {
+        if (part.valueTruncated || part.fieldnameTruncated) throw badRequest(`${part.fieldname} is too long`);
+        form.fields[part.fieldname] = part.value;
+      }
+    }
+  } catch (err) {
+    if (form.image) await discard(form.image.path);
+    throw err;
+  }
+  return form;
+}
+
+/**
+ * Errors of the multipart parser are the client's: a body that is not well-formed multipart is a
+ * 400, not a 500. (The library's own limit errors carry a 4xx status and are rendered as 400s.)
+ */
+function parseOrThrow<T>(step: () => T): T {
+  const asClientError = (err: unknown) => {
+    const status = (err as { statusCode?: number }).statusCode;
+    return err instanceof AppError || (status !== undefined && status >= 400 && status < 500) ? err : badRequest('Malformed multipart body');
+  };
+  try {
+    const result = step();
+    if (result instanceof Promise) return result.catch((err) => Promise.reject(asClientError(err))) as T;
+    return result;
+  } catch (err) {
+    throw asClientError(err);
+  }
+}
+
+export async function variantAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+  // Only this plugin parses multipart bodies (registered here, encapsulated).
+  // An oversized image is truncated at the limit and reported here as a 400 (keepImage), rather than
+  // as the library's 413.
+  await admin.register(multipart, { limits: LIMITS, throwFileSizeLimit: false });
+
+  admin.patch('/variants/update-single-variant/:id', {
+    config: { roles: MERCHANT_ROLES },
+    schema: {
+      tags: ['merchant admin: catalog'],
+      security: [{ bearer: [] }],
+      summary: 'Update one variant; multipart with optional image mainImage (jpg, jpeg, png, gif, webp; at most 20 MB)',
+      description: 'Fields, all optional: name, value, price, discountPrice, stock, stockStatus, skuId, weight, weightUnit (g, kg, lb, oz), file mainImage. `{id}` is the varientId (UUID) or the numeric variant id. Emits products/update, and inventory_levels/update when the stock changes.',
+      consumes: ['multipart/form-data', 'application/json'],
+      params: Type.Object({ id: Type.String() }),
+    },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const found = isCatalogId(id) ? await findVariantAnyStore(deps.db, id) : null;
+    if (!found) throw variantNotFound();
+    assertStoreAccess(request, found.store_id);
+
+    const form: Form = request.isMultipart() ? await readForm(deps, request) : { fields: unwrap(request.body, 'variant'), image: null };
+    let stored: { url: string; path: string } | null = null;
+    try {
+      const errors = new FieldErrors();
+      const fields = variantFields(errors, form.fields, '');
+      errors.check();
+      if (form.image) {
+        stored = await keepImage(deps.config, form.image, 'mainImage', ['variants', found.store_id]);
+        form.image = null;
+        fields.main_image_url = stored.url;
+      }
+      const { before, after } = await deps.db.transaction(async (tx) => {
+        const variant = await findVariantAnyStore(tx, found.id, { lock: true });
+        if (!variant) throw variantNotFound(); // deleted meanwhile
+        return { before: variant, after: await updateVariantRecord(tx, variant, fields, deps.clock.now()) };
+      });
+      // A replaced or cleared image, when it was one of ours, is no longer referenced.
+      if (before.main_image_url !== after.main_image_url) {
+        const old = uploadPathOf(deps.config, before.main_image_url);
+        if (old) await discard(old);
+      }
+      return envelope(variantRecord(after));
+    } catch (err) {
+      if (form.image) await discard(form.image.path);
+      if (stored) await discard(stored.path);
+      throw err;
+    }
+  });
+}

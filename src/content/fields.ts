@@ -1,0 +1,147 @@
+// Reading request bodies field by field, for the store-data areas (content, shipping, customers,
+// discounts). Each check throws a 400 that carries both a sentence (for the envelope error) and a
+// per-field message (for the errors body, `{ errors: { email: ["can't be blank"] } }`), so one rule
+// serves both shapes of C5.1. Generic: it could move to src/http once another area wants it.
+import { badRequest, type AppError } from '../http/errors.js';
+
+export type Body = Record<string, unknown>;
+
+export function fieldError(field: string, problem: string): AppError {
+  return badRequest(`${field} ${problem}`, { [field]: [problem] });
+}
+
+/** The JSON body as an object; anything else (array, string, no body) -> 400. */
+export function bodyObject(body: unknown): Body {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object');
+  return body as Body;
+}
+
+/**
+ * A body that may come wrapped under the resource key, REST-style (`{ customer: { ... } }`), or
+ * flat (`{ email, ... }`): the wrapped form is used when that key holds an object.
+ */
+export function unwrap(body: unknown, key: string): Body {
+  const outer = bodyObject(body);
+  const inner = outer[key];
+  return inner !== null && typeof inner === 'object' && !Array.isArray(inner) ? (inner as Body) : outer;
+}
+
+export const has = (body: Body, key: string) => body[key] !== undefined;
+
+/** Required text: a string that is not blank; returned trimmed. */
+export function requiredText(body: Body, key: string, max = 255): string {
+  const value = body[key];
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) throw fieldError(key, "can't be blank");
+  if (typeof value !== 'string') throw fieldError(key, 'must be a string');
+  const text = value.trim();
+  if (text.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  return text;
+}
+
+/** Optional text: undefined when absent, null when sent as null, else the string (trimmed unless `raw`). */
+export function optionalText(body: Body, key: string, opts: { max?: number; raw?: boolean } = {}): string | null | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return value;
+  if (typeof value !== 'string') throw fieldError(key, 'must be a string');
+  const text = opts.raw ? value : value.trim();
+  const max = opts.max ?? 255;
+  if (text.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  return text;
+}
+
+/** Optional boolean: undefined when absent; null or any non-boolean -> 400. */
+export function optionalBoolean(body: Body, key: string): boolean | undefined {
+  const value = body[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw fieldError(key, 'must be true or false');
+  return value;
+}
+
+const DECIMAL = /^(\d{1,12})(?:\.(\d+))?$/;
+
+/**
+ * A non-negative decimal sent as a JSON number or a decimal string ("19.90"), returned as its
+ * canonical decimal string so that it reaches `numeric` columns without binary floating point.
+ * `scale` caps the digits after the point; `integer` forbids them.
+ */
+export function optionalDecimal(body: Body, key: string, opts: { scale?: number; integer?: boolean; nullable?: boolean; min?: number; max?: number } = {}): string | null | undefined {
+  const value = body[key];
+  if (value === undefined) return undefined;
+  if (value === null) {
+    if (opts.nullable) return null;
+    throw fieldError(key, 'must be a number');
+  }
+  const kind = opts.integer ? 'a whole number' : 'a number';
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw fieldError(key, `must be ${kind}`);
+    if (value < 0) throw fieldError(key, 'must be greater than or equal to 0');
+    text = String(value); // 1e21 and 1e-7 fall out of DECIMAL below
+  } else if (typeof value === 'string') {
+    text = value.trim();
+    if (text.startsWith('-') && DECIMAL.test(text.slice(1))) throw fieldError(key, 'must be greater than or equal to 0');
+  } else throw fieldError(key, `must be ${kind}`);
+  const m = DECIMAL.exec(text);
+  if (!m) throw fieldError(key, `must be ${kind}`);
+  const fraction = (m[2] ?? '').replace(/0+$/, '');
+  if (opts.integer && fraction) throw fieldError(key, 'must be a whole number');
+  const scale = opts.scale ?? 4;
+  if (fraction.length > scale) throw fieldError(key, `must have at most ${scale} decimal places`);
+  const canonical = `${String(Number(m[1]))}${fraction ? `.${fraction}` : ''}`;
+  const n = Number(canonical);
+  if (opts.min !== undefined && n < opts.min) throw fieldError(key, `must be greater than or equal to ${opts.min}`);
+  if (opts.max !== undefined && n > opts.max) throw fieldError(key, `must be less than or equal to ${opts.max}`);
+  return canonical;
+}
+
+/** A whole number in [min, max] (JSON number or digit string); null allowed when `nullable`. */
+export function optionalInteger(body: Body, key: string, opts: { min?: number; max?: number; nullable?: boolean } = {}): number | null | undefined {
+  const text = optionalDecimal(body, key, { integer: true, nullable: opts.nullable, min: opts.min, max: opts.max ?? 2_147_483_647 });
+  return text === undefined || text === null ? text : Number(text);
+}
+
+const INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * An ISO 8601 date or date-time. A date alone is 00:00 UTC of that day; a date-time without an
+ * offset is read as UTC (never as the server's local time). Impossible dates (02-30) are refused.
+ */
+export function parseInstant(value: unknown): Date | null {
+  if (typeof value !== 'string') return null;
+  const m = INSTANT.exec(value.trim());
+  if (!m) return null;
+  const [y, mo, d, h = '0', mi = '0', s = '0'] = m.slice(1, 7);
+  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const local = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
+  const check = new Date(local);
+  if (
+    check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) ||
+    check.getUTCHours() !== Number(h) || check.getUTCMinutes() !== Number(mi) || check.getUTCSeconds() !== Number(s)
+  ) return null;
+  let offsetMin = 0;
+  const zone = m[8];
+  if (zone && zone.toUpperCase() !== 'Z') {
+    const z = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    const hours = Number(z[2]);
+    const minutes = Number(z[3] ?? '0');
+    if (hours > 23 || minutes > 59) return null;
+    offsetMin = (z[1] === '-' ? -1 : 1) * (hours * 60 + minutes);
+  }
+  return new Date(local - offsetMin * 60_000);
+}
+
+export function optionalInstant(body: Body, key: string, opts: { nullable?: boolean } = {}): Date | null | undefined {
+  const value = body[key];
+  if (value === undefined) return undefined;
+  if (value === null) {
+    if (opts.nullable) return null;
+    throw fieldError(key, 'must be an ISO 8601 date-time');
+  }
+  const date = parseInstant(value);
+  if (!date) throw fieldError(key, 'must be an ISO 8601 date-time');
+  return date;
+}
+
+/** A decimal column read back as a JSON number (PGlite and node-postgres differ on `numeric`). */
+export const toNumber = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));

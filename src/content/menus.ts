@@ -1,0 +1,152 @@
+// Menus (app-api.md Menu; `GET /api/v1/menus.json`, merchant `POST /menus`, C14.5). A menu and its
+// items are rows of one table: a menu is a row without a parent, an item points at its parent, and
+// `child` nests them in the response.
+import type { Deps } from '../deps.js';
+import type { Queryable } from '../db/db.js';
+import { uuidv7 } from '../ids.js';
+import { slugify } from '../slug.js';
+import { AppError, badRequest } from '../http/errors.js';
+import { bodyObject, fieldError, optionalText, requiredText, type Body } from './fields.js';
+
+export interface MenuRow {
+  id: string;
+  store_id: string;
+  parent_id: string | null;
+  name: string;
+  handle: string;
+  menu_type: string | null;
+  menu_item_type: string | null;
+  url: string | null;
+  sort_order: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MenuView {
+  menuId: string;
+  name: string;
+  handle: string;
+  menuType: string | null;
+  menuItemType: string | null;
+  url: string | null;
+  child: MenuView[];
+  parentId: string | null;
+  order: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function menuView(row: MenuRow, children: Map<string | null, MenuRow[]>): MenuView {
+  return {
+    menuId: row.id,
+    name: row.name,
+    handle: row.handle,
+    menuType: row.menu_type,
+    menuItemType: row.menu_item_type,
+    url: row.url,
+    child: (children.get(row.id) ?? []).map((c) => menuView(c, children)),
+    parentId: row.parent_id,
+    order: row.sort_order,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Rows (already in display order) as trees: the menus without a parent, items nested in `child`. */
+export function menuTrees(rows: MenuRow[]): MenuView[] {
+  const children = new Map<string | null, MenuRow[]>();
+  for (const row of rows) {
+    const list = children.get(row.parent_id);
+    if (list) list.push(row);
+    else children.set(row.parent_id, [row]);
+  }
+  return (children.get(null) ?? []).map((root) => menuView(root, children));
+}
+
+/** Every menu of the store with all its items: one query, nested in memory (no N+1). */
+export async function listMenus(q: Queryable, storeId: string): Promise<MenuView[]> {
+  const { rows } = await q.query<MenuRow>(
+    'SELECT * FROM menus WHERE store_id = $1 ORDER BY sort_order, created_at, id',
+    [storeId],
+  );
+  return menuTrees(rows);
+}
+
+interface MenuNode {
+  name: string;
+  handle: string;
+  menuType: string | null;
+  menuItemType: string | null;
+  url: string | null;
+  child: MenuNode[];
+}
+
+/** Nesting below the menu itself (menu > item > sub-item > ...). */
+export const MAX_MENU_DEPTH = 5;
+export const MAX_MENU_ITEMS = 500;
+
+/** A field error of a nested item, renamed to its path (`child[0].name can't be blank`). */
+function within(path: string, err: unknown): unknown {
+  if (!path || !(err instanceof AppError) || !err.fields) return err;
+  const fields = Object.fromEntries(Object.entries(err.fields).map(([k, v]) => [`${path}.${k}`, v]));
+  return new AppError(err.kind, `${path}.${err.message}`, fields);
+}
+
+function readNode(body: Body, path: string, depth: number, count: { n: number }): MenuNode {
+  let node: Omit<MenuNode, 'child'>;
+  try {
+    const name = requiredText(body, 'name');
+    node = {
+      name,
+      handle: optionalText(body, 'handle') || slugify(name),
+      menuType: optionalText(body, 'menuType') ?? null,
+      menuItemType: optionalText(body, 'menuItemType') ?? null,
+      url: optionalText(body, 'url', { max: 2048 }) ?? null,
+    };
+  } catch (err) {
+    throw within(path, err);
+  }
+  const prefix = path ? `${path}.` : '';
+  const rawChild = body.child ?? [];
+  if (!Array.isArray(rawChild)) throw fieldError(`${prefix}child`, 'must be an array of menu items');
+  if (rawChild.length && depth >= MAX_MENU_DEPTH) throw badRequest(`menu items nest at most ${MAX_MENU_DEPTH} levels deep`);
+  const child = rawChild.map((item, i) => {
+    const itemPath = `${prefix}child[${i}]`;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw fieldError(itemPath, 'must be an object');
+    if (++count.n > MAX_MENU_ITEMS) throw badRequest(`a menu has at most ${MAX_MENU_ITEMS} items`);
+    return readNode(item as Body, itemPath, depth + 1, count);
+  });
+  return { ...node, child };
+}
+
+/** C14.5: `{ name, handle, menuType, child: [{ name, menuItemType, url, child }] }`. */
+export function readMenuInput(raw: unknown): MenuNode {
+  return readNode(bodyObject(raw), '', 0, { n: 0 });
+}
+
+/** The menu and all its items in the caller's transaction; `order` is the position among siblings. */
+async function insertTree(tx: Queryable, storeId: string, node: MenuNode, parentId: string | null, order: number, now: Date, out: MenuRow[]) {
+  const { rows } = await tx.query<MenuRow>(
+    `INSERT INTO menus (id, store_id, parent_id, name, handle, menu_type, menu_item_type, url, sort_order, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING *`,
+    [uuidv7(now.getTime()), storeId, parentId, node.name, node.handle, node.menuType, node.menuItemType, node.url, order, now],
+  );
+  out.push(rows[0]);
+  for (const [i, c] of node.child.entries()) await insertTree(tx, storeId, c, rows[0].id, i, now, out);
+}
+
+export async function createMenu(deps: Deps, storeId: string, body: unknown): Promise<MenuView> {
+  const input = readMenuInput(body);
+  const now = deps.clock.now();
+  const rows: MenuRow[] = [];
+  // One menu is many rows: all of them or none.
+  await deps.db.transaction(async (tx) => {
+    // A new menu goes after the store's existing ones.
+    const { rows: last } = await tx.query<{ next: number }>(
+      'SELECT COALESCE(max(sort_order) + 1, 0)::int AS next FROM menus WHERE store_id = $1 AND parent_id IS NULL',
+      [storeId],
+    );
+    await insertTree(tx, storeId, input, null, last[0].next, now, rows);
+  });
+  return menuTrees(rows)[0];
+}

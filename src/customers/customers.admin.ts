@@ -1,0 +1,14 @@
+// Merchant admin customer entry (C7.1): `POST /customers`, the App API's fields, 201 envelope with
+// the customer in its App API shape; emits customers/create.
+import type { FastifyInstance } from 'fastify';
+import type { Deps } from '../deps.js';
+import { envelope } from '../http/shapes.js';
+import { adminStoreId } from '../admin/merchant-admin.js';
+import { customerBodySchema } from './customers.schemas.js';
+import { createCustomer } from './customers.service.js';
+
+export async function customerAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+  admin.post('/customers', {
+    schema: { tags: ['merchant admin'], security: [{ bearer: [] }], summary: 'Create a customer (C7.1); emits customers/create', body: customerBodySchema },
+  }, async (request, reply) => reply.code(201).send(envelope(await createCustomer(deps, adminStoreId(request), request.body), 201)));
+}

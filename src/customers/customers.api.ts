@@ -1,0 +1,57 @@
+// App API customers (app-api.md `POST /api/v1/customers.json`; C6.3 list, get, update, delete).
+// Bare bodies under `customer`/`customers`, errors in the errors body (C5.1), list paging in the
+// `Link` header (C5.4). Tokens are bound to one store: another store's customer is not found (404).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { apiCaller } from '../api/app-api.js';
+import { linkHeader, parsePage } from '../http/paging.js';
+import { customerBodySchema } from './customers.schemas.js';
+import { createCustomer, deleteCustomer, getCustomer, listCustomerPage, updateCustomer } from './customers.service.js';
+
+const tags = ['customers'];
+const security = [{ accessToken: [] }];
+const params = Type.Object({ id: Type.String({ description: 'customer id (UUID)' }) });
+
+export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+  const read = { scope: 'read_customers', shape: 'errors' } as const;
+  const write = { scope: 'write_customers', shape: 'errors' } as const;
+  const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
+
+  api.post('/customers.json', {
+    config: write,
+    schema: { tags, security, summary: 'Create a customer: 201 { customer }; emits customers/create', body: customerBodySchema },
+  }, async (request, reply) => reply.code(201).send({ customer: await createCustomer(deps, apiCaller(request).storeId, request.body) }));
+
+  api.get('/customers.json', {
+    config: read,
+    schema: {
+      tags, security, summary: 'Customers, newest first; paging in the Link header (C5.4)',
+      querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }),
+    },
+  }, async (request, reply) => {
+    const page = parsePage(request.query as Record<string, unknown>);
+    const { customers, hasNext } = await listCustomerPage(deps, apiCaller(request).storeId, page);
+    const link = linkHeader(deps.config.baseUrl, '/api/v1/customers.json', {}, page, hasNext);
+    if (link) reply.header('Link', link);
+    return { customers };
+  });
+
+  api.get('/customers/:id.json', {
+    config: read,
+    schema: { tags, security, params, summary: 'One customer' },
+  }, async (request) => ({ customer: await getCustomer(deps, apiCaller(request).storeId, idOf(request)) }));
+
+  api.put('/customers/:id.json', {
+    config: write,
+    schema: { tags, security, params, summary: 'Update the fields sent; emits customers/update', body: customerBodySchema },
+  }, async (request) => ({ customer: await updateCustomer(deps, apiCaller(request).storeId, idOf(request), request.body) }));
+
+  api.delete('/customers/:id.json', {
+    config: write,
+    schema: { tags, security, params, summary: 'Delete a customer (orders are kept, unlinked): 200 {}; emits customers/delete' },
+  }, async (request) => {
+    await deleteCustomer(deps, apiCaller(request).storeId, idOf(request));
+    return {};
+  });
+}

@@ -1,0 +1,92 @@
+// Customers' SQL. `orders_count` and `total_spent` are never stored: every read computes them from
+// the customer's orders (one indexed aggregate per customer, inside the same statement).
+import type { Queryable } from '../db/db.js';
+
+export interface StoredAddress {
+  address1: string | null;
+  city: string | null;
+  province: string | null;
+  country: string | null;
+  zip: string | null;
+  phone: string | null;
+}
+
+export interface CustomerRow {
+  id: string;
+  store_id: string;
+  email: string;
+  name: string;
+  phone: string | null;
+  accepts_marketing: boolean;
+  note: string | null;
+  address: StoredAddress | null;
+  created_at: Date;
+  updated_at: Date;
+  orders_count: number;
+  total_spent_minor: number;
+}
+
+export interface CustomerFields {
+  email: string;
+  name: string;
+  phone: string | null;
+  acceptsMarketing: boolean;
+  note: string | null;
+  address: StoredAddress | null;
+}
+
+/**
+ * Every order of the customer counts in `orders_count`; `total_spent` is what the customer paid
+ * and kept: order totals less refunds, cancelled orders left out (docs/decisions.md).
+ */
+const WITH_TOTALS = `c.*, o.orders_count, o.total_spent_minor
+  FROM customers c
+  CROSS JOIN LATERAL (
+    SELECT count(*)::int AS orders_count,
+           COALESCE(sum(total_minor - refunded_minor) FILTER (WHERE cancelled_at IS NULL AND status <> 'canceled'), 0)::bigint AS total_spent_minor
+      FROM orders WHERE customer_id = c.id) o`;
+
+export async function findCustomer(q: Queryable, storeId: string, id: string, lock = false): Promise<CustomerRow | null> {
+  if (lock) await q.query('SELECT 1 FROM customers WHERE id = $1 AND store_id = $2 FOR UPDATE', [id, storeId]);
+  const { rows } = await q.query<CustomerRow>(`SELECT ${WITH_TOTALS} WHERE c.id = $1 AND c.store_id = $2`, [id, storeId]);
+  return rows[0] ?? null;
+}
+
+/** Newest first; one row more than asked tells whether a next page exists. */
+export async function listCustomers(q: Queryable, storeId: string, opts: { limit: number; offset: number }) {
+  const { rows } = await q.query<CustomerRow>(
+    `SELECT ${WITH_TOTALS} WHERE c.store_id = $1 ORDER BY c.created_at DESC, c.id DESC LIMIT $2 OFFSET $3`,
+    [storeId, opts.limit + 1, opts.offset],
+  );
+  return { rows: rows.slice(0, opts.limit), hasNext: rows.length > opts.limit };
+}
+
+export async function insertCustomer(q: Queryable, id: string, storeId: string, f: CustomerFields, now: Date): Promise<void> {
+  await q.query(
+    `INSERT INTO customers (id, store_id, email, name, phone, accepts_marketing, note, address, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)`,
+    [id, storeId, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now],
+  );
+}
+
+export async function updateCustomerRow(q: Queryable, id: string, f: CustomerFields, now: Date): Promise<void> {
+  await q.query(
+    `UPDATE customers SET email = $2, name = $3, phone = $4, accepts_marketing = $5, note = $6, address = $7::jsonb, updated_at = $8
+      WHERE id = $1`,
+    [id, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now],
+  );
+}
+
+/** Orders outlive their customer: they keep their own email and addresses and lose the link. */
+export async function deleteCustomerRow(q: Queryable, id: string): Promise<void> {
+  await q.query('UPDATE orders SET customer_id = NULL WHERE customer_id = $1', [id]);
+  await q.query('DELETE FROM customers WHERE id = $1', [id]);
+}
+
+export async function emailTaken(q: Queryable, storeId: string, email: string, exceptId?: string): Promise<boolean> {
+  const { rows } = await q.query(
+    'SELECT 1 FROM customers WHERE store_id = $1 AND lower(email) = lower($2) AND ($3::uuid IS NULL OR id <> $3::uuid)',
+    [storeId, email, exceptId ?? null],
+  );
+  return rows.length > 0;
+}

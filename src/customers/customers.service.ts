@@ -1,0 +1,199 @@
+// Customers (app-api.md Customer; C6.3). A stored customer is the subset app-api.md names: one
+// combined name, one phone, the marketing flag, a note and one flat address. Every change writes
+// its event (customers/create, customers/update, customers/delete) in its own transaction (C8.1),
+// with the customer in its REST shape as the payload (C8.8).
+import type { Deps } from '../deps.js';
+import type { Queryable } from '../db/db.js';
+import { AppError, badRequest, notFound } from '../http/errors.js';
+import { isUuid, uuidv7 } from '../ids.js';
+import { formatMinor } from '../money.js';
+import { emit } from '../outbox/emit.js';
+import { isUniqueViolation } from '../slug.js';
+import type { Page } from '../http/paging.js';
+import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
+import {
+  deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, updateCustomerRow,
+  type CustomerFields, type CustomerRow, type StoredAddress,
+} from './customers.repo.js';
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** The only address fields kept (app-api.md `POST /api/v1/customers.json`). */
+export const ADDRESS_FIELDS = ['address1', 'city', 'province', 'country', 'zip', 'phone'] as const;
+
+/**
+ * The stored name split back into first and last: the first word is the first name, the rest the
+ * last name ("Ada King Lovelace" -> "Ada" / "King Lovelace"). Lossy for multi-word first names,
+ * which one combined name cannot tell apart (docs/decisions.md).
+ */
+export function splitName(name: string): { first_name: string | null; last_name: string | null } {
+  const text = name.trim();
+  if (!text) return { first_name: null, last_name: null };
+  const space = text.search(/\s/);
+  if (space < 0) return { first_name: text, last_name: null };
+  return { first_name: text.slice(0, space), last_name: text.slice(space).trim() || null };
+}
+
+export function joinName(first: string | null | undefined, last: string | null | undefined): string {
+  return [first, last].map((p) => (p ?? '').trim()).filter(Boolean).join(' ');
+}
+
+function addressView(a: Partial<StoredAddress> | null) {
+  if (!a) return null;
+  return Object.fromEntries(ADDRESS_FIELDS.map((k) => [k, a[k] ?? null])) as unknown as StoredAddress;
+}
+
+/** The REST customer (bare body key `customer`, and every customers/* payload). */
+export function customerView(c: CustomerRow) {
+  const address = addressView(c.address);
+  return {
+    id: c.id,
+    email: c.email,
+    ...splitName(c.name),
+    name: c.name,
+    phone: c.phone,
+    accepts_marketing: c.accepts_marketing,
+    orders_count: c.orders_count,
+    total_spent: formatMinor(c.total_spent_minor)!,
+    tags: [] as string[],
+    addresses: address ? [address] : [],
+    default_address: address,
+    tax_exempt: false,
+    note: c.note,
+    created_at: c.created_at.toISOString(),
+    updated_at: c.updated_at.toISOString(),
+  };
+}
+export type CustomerView = ReturnType<typeof customerView>;
+
+/** The fields a request sent, checked; absent ones stay undefined. `tags` are accepted and dropped. */
+interface CustomerPatch {
+  email?: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  phone?: string | null;
+  acceptsMarketing?: boolean;
+  note?: string | null;
+  address?: StoredAddress | null;
+}
+
+function readAddress(value: unknown): StoredAddress | null {
+  if (value === null) return null;
+  if (!Array.isArray(value)) throw fieldError('addresses', 'must be an array of addresses');
+  if (!value.length) return null;
+  const first = value[0];
+  if (first === null || typeof first !== 'object' || Array.isArray(first)) throw fieldError('addresses', 'must be an array of addresses');
+  const out = {} as StoredAddress;
+  for (const key of ADDRESS_FIELDS) {
+    try {
+      out[key] = optionalText(first as Body, key) || null;
+    } catch (err) {
+      throw fieldError(`addresses[0].${key}`, err instanceof AppError && err.fields ? Object.values(err.fields)[0][0] : 'is invalid');
+    }
+  }
+  return ADDRESS_FIELDS.some((k) => out[k] !== null) ? out : null;
+}
+
+export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatch {
+  // `{ customer: { ... } }` as REST clients send it, or the fields flat.
+  const body = unwrap(raw, 'customer');
+  const patch: CustomerPatch = {};
+  if (creating || has(body, 'email')) {
+    const email = requiredText(body, 'email', 254).toLowerCase();
+    if (!EMAIL_RE.test(email)) throw fieldError('email', 'is invalid');
+    patch.email = email;
+  }
+  const first = optionalText(body, 'first_name');
+  if (first !== undefined) patch.firstName = first;
+  const last = optionalText(body, 'last_name');
+  if (last !== undefined) patch.lastName = last;
+  const phone = optionalText(body, 'phone', { max: 64 });
+  if (phone !== undefined) patch.phone = phone || null;
+  const marketing = optionalBoolean(body, 'accepts_marketing');
+  if (marketing !== undefined) patch.acceptsMarketing = marketing;
+  const note = optionalText(body, 'note', { raw: true, max: 5000 });
+  if (note !== undefined) patch.note = note;
+  if (has(body, 'addresses')) patch.address = readAddress(body.addresses);
+  return patch;
+}
+
+function applyPatch(current: CustomerRow | null, p: CustomerPatch): CustomerFields {
+  const names = current ? splitName(current.name) : { first_name: null, last_name: null };
+  return {
+    email: p.email ?? current!.email,
+    name: joinName(p.firstName !== undefined ? p.firstName : names.first_name, p.lastName !== undefined ? p.lastName : names.last_name),
+    phone: p.phone !== undefined ? p.phone : (current?.phone ?? null),
+    acceptsMarketing: p.acceptsMarketing ?? current?.accepts_marketing ?? false,
+    note: p.note !== undefined ? p.note : (current?.note ?? null),
+    address: p.address !== undefined ? p.address : (current?.address ? addressView(current.address) : null),
+  };
+}
+
+const emailTakenError = () => badRequest('email has already been taken', { email: ['has already been taken'] });
+
+/** Two requests racing for one email: the unique index decides, and the loser gets the same 400. */
+async function uniqueEmail<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err, 'customers_store_email_key')) throw emailTakenError();
+    throw err;
+  }
+}
+
+/**
+ * Creates the customer and its customers/create event in the caller's transaction: for routes
+ * that create a customer as part of a larger change (an order with a new email, C7.1).
+ */
+export async function createCustomerInTx(tx: Queryable, storeId: string, patch: CustomerPatch, now: Date): Promise<CustomerView> {
+  const fields = applyPatch(null, patch);
+  if (await emailTaken(tx, storeId, fields.email)) throw emailTakenError();
+  const id = uuidv7(now.getTime());
+  await insertCustomer(tx, id, storeId, fields, now);
+  const view = customerView((await findCustomer(tx, storeId, id))!);
+  await emit(tx, { storeId, topic: 'customers/create', payload: view, now });
+  return view;
+}
+
+export async function createCustomer(deps: Deps, storeId: string, body: unknown): Promise<CustomerView> {
+  const patch = readCustomerPatch(body, true);
+  return uniqueEmail(() => deps.db.transaction((tx) => createCustomerInTx(tx, storeId, patch, deps.clock.now())));
+}
+
+async function existing(q: Queryable, storeId: string, id: string, lock = false): Promise<CustomerRow> {
+  const row = isUuid(id) ? await findCustomer(q, storeId, id, lock) : null;
+  if (!row) throw notFound('Customer not found');
+  return row;
+}
+
+export async function getCustomer(deps: Deps, storeId: string, id: string): Promise<CustomerView> {
+  return customerView(await existing(deps.db, storeId, id));
+}
+
+export async function listCustomerPage(deps: Deps, storeId: string, page: Page) {
+  const { rows, hasNext } = await listCustomers(deps.db, storeId, { limit: page.limit, offset: page.offset });
+  return { customers: rows.map(customerView), hasNext };
+}
+
+export async function updateCustomer(deps: Deps, storeId: string, id: string, body: unknown): Promise<CustomerView> {
+  const patch = readCustomerPatch(body, false);
+  return uniqueEmail(() => deps.db.transaction(async (tx) => {
+    const current = await existing(tx, storeId, id, true);
+    const fields = applyPatch(current, patch);
+    if (fields.email !== current.email && (await emailTaken(tx, storeId, fields.email, current.id))) throw emailTakenError();
+    const now = deps.clock.now();
+    await updateCustomerRow(tx, current.id, fields, now);
+    const view = customerView((await findCustomer(tx, storeId, current.id))!);
+    await emit(tx, { storeId, topic: 'customers/update', payload: view, now });
+    return view;
+  }));
+}
+
+/** The customer goes; their orders stay, unlinked (docs/decisions.md). The event carries the customer as it was. */
+export async function deleteCustomer(deps: Deps, storeId: string, id: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const current = await existing(tx, storeId, id, true);
+    const view = customerView(current);
+    await deleteCustomerRow(tx, current.id);
+    await emit(tx, { storeId, topic: 'customers/delete', payload: view, now: deps.clock.now() });
+  });
+}

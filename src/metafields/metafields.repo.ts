@@ -1,0 +1,98 @@
+import type { Queryable } from '../db/db.js';
+import { typedValue } from './types.js';
+
+export interface MetafieldRow {
+  id: string;
+  store_id: string;
+  owner_type: string;
+  owner_id: string;
+  namespace: string;
+  key: string;
+  type: string;
+  value: string;
+  app_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** app-api.md Metafield: `value` typed, `raw_value` the stored string. */
+export function metafieldView(m: MetafieldRow) {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    key: m.key,
+    value: typedValue(m.type, m.value),
+    raw_value: m.value,
+    type: m.type,
+    owner_type: m.owner_type,
+    owner_id: m.owner_id,
+    app_id: m.app_id,
+    created_at: m.created_at.toISOString(),
+    updated_at: m.updated_at.toISOString(),
+  };
+}
+
+export interface MetafieldFilter {
+  ownerType?: string;
+  ownerId?: string;
+  namespace?: string;
+  key?: string;
+}
+
+/** Newest first, with the total for the envelope's `count` and `pagination`. */
+export async function listMetafields(q: Queryable, storeId: string, f: MetafieldFilter, limit: number, offset: number) {
+  const params: unknown[] = [storeId];
+  const where = ['store_id = $1'];
+  for (const [column, value] of [['owner_type', f.ownerType], ['owner_id', f.ownerId], ['namespace', f.namespace], ['key', f.key]] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  }
+  const [page, total] = await Promise.all([
+    q.query<MetafieldRow>(
+      `SELECT * FROM metafields WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, limit, offset],
+    ),
+    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM metafields WHERE ${where.join(' AND ')}`, params),
+  ]);
+  return { rows: page.rows, total: total.rows[0].n };
+}
+
+export async function findMetafield(q: Queryable, id: string): Promise<MetafieldRow | null> {
+  const { rows } = await q.query<MetafieldRow>('SELECT * FROM metafields WHERE id = $1', [id]);
+  return rows[0] ?? null;
+}
+
+export interface MetafieldWrite {
+  id: string;
+  ownerType: string;
+  ownerId: string;
+  namespace: string;
+  key: string;
+  type: string;
+  raw: string;
+}
+
+/**
+ * Inserts or updates every row in one statement (one round trip, one transaction). Rows go in a
+ * fixed order so that two overlapping bulk writes lock their rows in the same order. An update keeps
+ * the row's id, creator app and `created_at`.
+ */
+export async function upsertMetafields(q: Queryable, storeId: string, appId: string | null, rows: MetafieldWrite[], now: Date) {
+  const sorted = [...rows].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  const col = <K extends keyof MetafieldWrite>(k: K) => sorted.map((r) => r[k]);
+  const result = await q.query<MetafieldRow & { inserted: boolean }>(
+    `INSERT INTO metafields (id, store_id, owner_type, owner_id, namespace, key, type, value, app_id, created_at, updated_at)
+     SELECT t.id, $1, t.owner_type, t.owner_id, t.namespace, t.key, t.type, t.value, $2::uuid, $3, $3
+       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+         AS t(id, owner_type, owner_id, namespace, key, type, value)
+     ON CONFLICT ON CONSTRAINT metafields_owner_key
+       DO UPDATE SET type = EXCLUDED.type, value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+     RETURNING *, (xmax = 0) AS inserted`,
+    [storeId, appId, now, col('id'), col('ownerType'), col('ownerId'), col('namespace'), col('key'), col('type'), col('raw')],
+  );
+  const byKey = new Map(result.rows.map((r) => [keyOf({ ownerType: r.owner_type, ownerId: r.owner_id, namespace: r.namespace, key: r.key }), r]));
+  return rows.map((r) => byKey.get(keyOf(r))!);
+}
+
+const keyOf = (r: Pick<MetafieldWrite, 'ownerType' | 'ownerId' | 'namespace' | 'key'>) => JSON.stringify([r.ownerType, r.ownerId, r.namespace, r.key]);

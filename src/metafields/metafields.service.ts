@@ -1,0 +1,128 @@
+// Metafields bulk upsert (C6.6): 1 to 250 items, all or nothing. Every item is checked (shape,
+// type and value, owner in the store) before anything is written; the first invalid one is a 400
+// envelope error naming its index, and nothing is written. Then one statement writes them all.
+import type { Queryable } from '../db/db.js';
+import { badRequest } from '../http/errors.js';
+import { isUuid, uuidv7 } from '../ids.js';
+import { metafieldView, upsertMetafields, type MetafieldWrite } from './metafields.repo.js';
+import { isMetafieldType, isOwnerType, METAFIELD_TYPES, OWNER_TYPES, rawValue, type OwnerType } from './types.js';
+
+export const MAX_BULK = 250;
+const NAMESPACE = /^[A-Za-z0-9_.:$-]{1,255}$/;
+const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+
+const itemError = (index: number, message: string) => badRequest(`metafields[${index}]: ${message}`);
+
+interface Pending extends Omit<MetafieldWrite, 'ownerId'> {
+  index: number;
+  ownerRef: string;
+  ownerId?: string;
+}
+
+/** One item's fields, or what is wrong with it; the owner's existence is checked afterwards. */
+function readItem(item: unknown, index: number): Pending | string {
+  if (!item || typeof item !== 'object' || Array.isArray(item)) return 'must be an object';
+  const it = item as Record<string, unknown>;
+  const ownerType = it.ownerType ?? it.owner_type;
+  if (!isOwnerType(ownerType)) return `ownerType must be one of ${OWNER_TYPES.join(', ')}`;
+  const ownerRaw = it.ownerId ?? it.owner_id;
+  const ownerRef = typeof ownerRaw === 'number' && Number.isSafeInteger(ownerRaw) ? String(ownerRaw) : ownerRaw;
+  if (typeof ownerRef !== 'string' || ownerRef.trim() === '') return "ownerId can't be blank";
+  if (typeof it.namespace !== 'string' || !NAMESPACE.test(it.namespace)) return 'namespace must be 1 to 255 letters, digits or _ - . : $';
+  if (typeof it.key !== 'string' || !KEY.test(it.key)) return 'key must be 1 to 64 letters, digits or _ - .';
+  if (!isMetafieldType(it.type)) return `type must be one of ${METAFIELD_TYPES.join(', ')}`;
+  const value = rawValue(it.type, it.value);
+  if ('error' in value) return `value ${value.error}`;
+  return { index, id: uuidv7(), ownerType, ownerRef: ownerRef.trim(), namespace: it.namespace, key: it.key, type: it.type, raw: value.raw };
+}
+
+/** Owner tables; products and variants are also found by their numeric id (C6.1, C14.2). */
+const OWNER_TABLES: Record<Exclude<OwnerType, 'shop'>, { table: string; numeric: boolean }> = {
+  product: { table: 'products', numeric: true },
+  variant: { table: 'variants', numeric: true },
+  collection: { table: 'collections', numeric: false },
+  customer: { table: 'customers', numeric: false },
+  order: { table: 'orders', numeric: false },
+  page: { table: 'pages', numeric: false },
+};
+
+/**
+ * Maps owner references of one type to their UUIDs in the store (missing ones are absent from the
+ * map): one query per owner type.
+ */
+export async function resolveOwnerIds(q: Queryable, storeId: string, ownerType: OwnerType, refs: string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  if (ownerType === 'shop') {
+    for (const ref of refs) if (ref.toLowerCase() === storeId.toLowerCase()) found.set(ref, storeId);
+    return found;
+  }
+  const { table, numeric } = OWNER_TABLES[ownerType];
+  const uuids = refs.filter(isUuid).map((r) => r.toLowerCase());
+  const nums = numeric ? refs.filter((r) => /^[1-9]\d{0,14}$/.test(r)).map(Number) : [];
+  if (uuids.length === 0 && nums.length === 0) return found;
+  const { rows } = await q.query<{ id: string; num_id?: number }>(
+    `SELECT id${numeric ? ', num_id' : ''} FROM ${table}
+      WHERE store_id = $1 AND (id = ANY($2::uuid[])${numeric ? ' OR num_id = ANY($3::bigint[])' : ''})`,
+    numeric ? [storeId, uuids, nums] : [storeId, uuids],
+  );
+  const byKey = new Map<string, string>();
+  for (const r of rows) {
+    byKey.set(r.id, r.id);
+    if (r.num_id !== undefined) byKey.set(String(r.num_id), r.id);
+  }
+  for (const ref of refs) {
+    const id = byKey.get(ref.toLowerCase());
+    if (id) found.set(ref, id);
+  }
+  return found;
+}
+
+export interface BulkResult {
+  metafields: ReturnType<typeof metafieldView>[];
+  created: number;
+  updated: number;
+}
+
+/** The whole bulk upsert inside the caller's transaction. `appId` is null for merchant writes. */
+export async function bulkUpsert(tx: Queryable, storeId: string, appId: string | null, raw: unknown, now: Date): Promise<BulkResult> {
+  const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
+  const list = body?.metafields;
+  if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BULK) {
+    throw badRequest(`metafields must be an array of 1 to ${MAX_BULK} items`);
+  }
+  // index -> the first thing wrong with that item; the lowest index is reported.
+  const problems = new Map<number, string>();
+  const items: Pending[] = [];
+  list.forEach((item, index) => {
+    const read = readItem(item, index);
+    if (typeof read === 'string') problems.set(index, read);
+    else items.push(read);
+  });
+
+  const byType = new Map<OwnerType, Pending[]>();
+  for (const item of items) byType.set(item.ownerType as OwnerType, [...(byType.get(item.ownerType as OwnerType) ?? []), item]);
+  for (const [ownerType, group] of byType) {
+    const ids = await resolveOwnerIds(tx, storeId, ownerType, [...new Set(group.map((i) => i.ownerRef))]);
+    for (const item of group) {
+      item.ownerId = ids.get(item.ownerRef);
+      if (!item.ownerId) problems.set(item.index, `ownerId does not name a ${ownerType} of this store`);
+    }
+  }
+  // A UUID and the numeric id of one owner name the same owner.
+  const seen = new Map<string, number>();
+  for (const item of items) {
+    if (!item.ownerId) continue;
+    const k = JSON.stringify([item.ownerType, item.ownerId, item.namespace, item.key]);
+    const first = seen.get(k);
+    if (first !== undefined) problems.set(item.index, `repeats metafields[${first}] (same owner, namespace and key)`);
+    else seen.set(k, item.index);
+  }
+  if (problems.size) {
+    const index = Math.min(...problems.keys());
+    throw itemError(index, problems.get(index)!);
+  }
+
+  const rows = await upsertMetafields(tx, storeId, appId, items.map((i) => ({ ...i, ownerId: i.ownerId! })), now);
+  const created = rows.filter((r) => r.inserted).length;
+  return { metafields: rows.map(metafieldView), created, updated: rows.length - created };
+}

@@ -1,0 +1,124 @@
+// Metafield types (C6.6) and values (C14.6): a value may be sent as its raw string ("42", "true",
+// JSON text) or as a JSON value of the type; it is stored as that raw string and returned typed.
+
+export const METAFIELD_TYPES = [
+  'single_line_text_field', 'multi_line_text_field', 'number_integer', 'number_decimal', 'boolean',
+  'json', 'date', 'date_time', 'url', 'color',
+] as const;
+export type MetafieldType = (typeof METAFIELD_TYPES)[number];
+export const isMetafieldType = (t: unknown): t is MetafieldType => typeof t === 'string' && (METAFIELD_TYPES as readonly string[]).includes(t);
+
+export const OWNER_TYPES = ['shop', 'product', 'variant', 'collection', 'customer', 'order', 'page'] as const;
+export type OwnerType = (typeof OWNER_TYPES)[number];
+export const isOwnerType = (t: unknown): t is OwnerType => typeof t === 'string' && (OWNER_TYPES as readonly string[]).includes(t);
+
+/** Longest raw value kept (a JSON document included). */
+export const MAX_RAW_LENGTH = 65_536;
+
+const URL_SCHEMES = new Set(['http:', 'https:', 'mailto:', 'sms:', 'tel:']);
+
+function validDate(y: number, m: number, d: number): boolean {
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):?(\d{2}))?$/;
+
+/**
+ * The raw string for `value` of `type`, or the reason it does not fit. Text must be a string (no
+ * line break in a single line); numbers a JSON number or its decimal text (integers within 2^53);
+ * booleans true/false or "true"/"false"; JSON any value, or a string holding JSON text; a date
+ * `YYYY-MM-DD`; a date-time ISO 8601; a URL with scheme http, https, mailto, sms or tel; a color
+ * `#RRGGBB`. Blank values are refused.
+ */
+export function rawValue(type: MetafieldType, value: unknown): { raw: string } | { error: string } {
+  const bad = { error: `is not a valid ${type} value` };
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return { error: "can't be blank" };
+  let raw: string;
+  switch (type) {
+    case 'single_line_text_field':
+      if (typeof value !== 'string' || /[\r\n]/.test(value)) return bad;
+      raw = value;
+      break;
+    case 'multi_line_text_field':
+      if (typeof value !== 'string') return bad;
+      raw = value;
+      break;
+    case 'number_integer': {
+      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(n)) return bad;
+      raw = String(n);
+      break;
+    }
+    case 'number_decimal':
+      if (typeof value === 'number' && Number.isFinite(value)) raw = String(value);
+      else if (typeof value === 'string' && /^[+-]?\d+(\.\d+)?$/.test(value.trim()) && Number.isFinite(Number(value))) raw = value.trim();
+      else return bad;
+      break;
+    case 'boolean':
+      if (value === true || value === 'true') raw = 'true';
+      else if (value === false || value === 'false') raw = 'false';
+      else return bad;
+      break;
+    case 'json':
+      if (typeof value === 'string') {
+        try {
+          JSON.parse(value);
+        } catch {
+          return bad;
+        }
+        raw = value;
+      } else {
+        raw = JSON.stringify(value);
+      }
+      break;
+    case 'date': {
+      const m = typeof value === 'string' ? DATE.exec(value) : null;
+      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return bad;
+      raw = value as string;
+      break;
+    }
+    case 'date_time': {
+      const m = typeof value === 'string' ? DATE_TIME.exec(value) : null;
+      if (!m || !validDate(Number(m[1]), Number(m[2]), Number(m[3]))) return bad;
+      if (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59) return bad;
+      if (m[8] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) return bad;
+      raw = value as string;
+      break;
+    }
+    case 'url': {
+      if (typeof value !== 'string') return bad;
+      try {
+        const url = new URL(value);
+        if (!URL_SCHEMES.has(url.protocol)) return bad;
+        if ((url.protocol === 'http:' || url.protocol === 'https:') && !url.hostname) return bad;
+      } catch {
+        return bad;
+      }
+      raw = value;
+      break;
+    }
+    case 'color':
+      if (typeof value !== 'string' || !/^#[0-9a-fA-F]{6}$/.test(value)) return bad;
+      raw = value;
+      break;
+  }
+  if (raw.length > MAX_RAW_LENGTH) return { error: `is too long (maximum is ${MAX_RAW_LENGTH} characters)` };
+  return { raw };
+}
+
+/** The stored raw string as the typed value of the API (C14.6: `number_decimal` as a number). */
+export function typedValue(type: string, raw: string): unknown {
+  switch (type) {
+    case 'number_integer':
+    case 'number_decimal':
+      return Number(raw);
+    case 'boolean':
+      return raw === 'true';
+    case 'json':
+      return JSON.parse(raw);
+    default:
+      return raw;
+  }
+}
