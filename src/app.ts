@@ -21,6 +21,10 @@ import { customerApiRoutes } from './customers/customers.api.js';
 import { discountAdminRoutes } from './discounts/discounts.admin.js';
 import { discountApiRoutes } from './discounts/discounts.api.js';
 import { shippingApiRoutes } from './shipping/zones.api.js';
+import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
+import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
+import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
+import { stripeWebhookRoutes } from './payments/stripe.routes.js';
 
 export interface BuildOptions {
   logger?: boolean | object;
@@ -76,6 +80,8 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(oauthRoutes, { deps });
   await app.register(operatorRoutes, { deps });
   await app.register(catalogRootRoutes, { deps });
+  await app.register(deliveryLogRoutes, { deps });
+  await app.register(stripeWebhookRoutes, { deps });
   await app.register(
     merchantAdmin(deps, async (_admin) => {
       // Merchant admin routes of each area are registered here (C7).
@@ -83,6 +89,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await _admin.register(contentAdminRoutes, { deps });
       await _admin.register(customerAdminRoutes, { deps });
       await _admin.register(discountAdminRoutes, { deps });
+      await _admin.register(storeWebhookRoutes, { deps });
     }),
   );
   await app.register(
@@ -94,6 +101,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await api.register(shippingApiRoutes, { deps });
       await api.register(customerApiRoutes, { deps });
       await api.register(discountApiRoutes, { deps });
+      await api.register(webhookApiRoutes, { deps });
     }),
     { prefix: '/api/v1' },
   );

@@ -10,6 +10,7 @@ import type { RateLimiter } from './ratelimit/limiter.js';
 import type { AccessTokenCache } from './oauth/token-cache.js';
 import type { JobRegistry } from './jobs/registry.js';
 import type { TierCache } from './ratelimit/tier-cache.js';
+import type { WebhookEngine } from './webhooks/engine.js';
 
 export interface Deps {
   config: Config;
@@ -21,5 +22,7 @@ export interface Deps {
   tiers: TierCache;
   tokens: AccessTokenCache;
   jobs: JobRegistry;
+  /** Webhook fan-out and delivery, with its pooled outbound HTTP client. */
+  webhooks: WebhookEngine;
   log?: Logger;
 }

@@ -14,6 +14,7 @@ import { AccessTokenCache } from './oauth/token-cache.js';
 import { JobRegistry } from './jobs/registry.js';
 import { loadClockOffset } from './platform/clock-store.js';
 import { registerJobs } from './jobs/register-all.js';
+import { WebhookEngine } from './webhooks/engine.js';
 
 export interface Runtime {
   deps: Deps;
@@ -39,12 +40,14 @@ export async function startRuntime(config: Config, options: { db?: Db; clock?: C
       tiers: new TierCache(db, clock),
       tokens,
       jobs: new JobRegistry(),
+      webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret) }),
     };
     registerJobs(deps);
     return {
       deps,
       async close() {
         await deps.jobs.drain();
+        await deps.webhooks.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();

@@ -1,15 +1,18 @@
 // Every area's background jobs, registered by name for C12.2 and the worker schedule. Later areas
-// (webhook delivery, GDPR deadlines, billing, payouts) add theirs here.
 import type { Deps } from '../deps.js';
 import type { Scheduler } from './scheduler.js';
 import { TestClock } from '../clock.js';
 import { loadClockOffset } from '../platform/clock-store.js';
+import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 
-export function registerJobs(_deps: Deps): void {}
+export function registerJobs(deps: Deps): void {
+  registerWebhookJobs(deps);
+}
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
 export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   // Another process may advance the shared test clock; pick its offset up.
   const clock = deps.clock;
   if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
+  scheduleWebhookWorkers(deps, scheduler);
 }

@@ -1,6 +1,7 @@
 // Address safety (C8.9): while private addresses are not allowed, a URL whose host is, or resolves
 // to, a loopback, private, link-local, unique-local, CGNAT or cloud-metadata address is refused.
 import { lookup } from 'node:dns/promises';
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 
 const blocked = new BlockList();
@@ -65,3 +66,25 @@ export async function checkTargetUrl(value: unknown, allowPrivate: boolean): Pro
   const parsed = parseTargetUrl(value, allowPrivate);
   return parsed.ok ? checkPublicHost(parsed.url, allowPrivate) : parsed;
 }
+
+/**
+ * A `lookup` for outbound sockets that refuses a host resolving to any blocked address (C8.9), so
+ * the address checked is the address connected to: a name that resolved to a public address when
+ * it was saved and to a private one now (DNS rebinding) is refused at send time. The error carries
+ * code `BLOCKED_ADDRESS`. IP literals never reach a lookup: check them with `isBlockedIp` first.
+ */
+export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const list = addresses as LookupAddress[];
+    if (!list.length || list.some((a) => isBlockedIp(a.address))) {
+      const blockedErr = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'BLOCKED_ADDRESS' });
+      return callback(blockedErr as NodeJS.ErrnoException, '', 0);
+    }
+    // Node asks for `all` when it races address families (autoSelectFamily); otherwise one address.
+    if (options.all) return (callback as any)(null, list);
+    callback(null, list[0].address, list[0].family);
+  });
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -15,3 +15,19 @@ export type Topic = EventTopic | GdprTopic;
 
 const ALL = new Set<string>([...EVENT_TOPICS, ...GDPR_TOPICS]);
 export const isSubscribableTopic = (t: unknown): t is Topic => typeof t === 'string' && ALL.has(t);
+
+/**
+ * The read scope an installation needs to subscribe to a topic (C6.4, C14.10); null for none.
+ * Inventory levels accept either of two scopes, so the answer is a list: any one of them will do.
+ */
+export function topicReadScopes(topic: Topic): string[] | null {
+  if (topic === 'shop/redact') return null;
+  if (topic === 'inventory_levels/update') return ['read_inventory', 'read_products'];
+  const group = topic.slice(0, topic.indexOf('/'));
+  if (group === 'products') return ['read_products'];
+  if (group === 'customers') return ['read_customers'];
+  // orders, refunds, fulfillments and subscriptions
+  return ['read_orders'];
+}
+
+export const isEventTopic = (t: unknown): t is EventTopic => typeof t === 'string' && (EVENT_TOPICS as readonly string[]).includes(t);

@@ -1,0 +1,123 @@
+// C13.2 and C14.15: which Stripe event becomes which subscription topic, and the facts of app-api.md's
+// subscription payload that the event carries. Stripe has moved fields between API versions (the
+// invoice's subscription under `parent.subscription_details`, periods onto subscription items), so
+// each fact is looked for where either generation puts it.
+
+export type SubscriptionTopic =
+  | 'subscriptions/create' | 'subscriptions/renew' | 'subscriptions/update' | 'subscriptions/payment_failed' | 'subscriptions/cancelled';
+
+/** What one event says; absent facts are filled from what earlier events said (payment_subscriptions). */
+export interface SubscriptionFacts {
+  topic: SubscriptionTopic;
+  subscriptionId: string;
+  storeId: string | null;
+  orderId: string | null;
+  invoiceId: string | null;
+  customerId: string | null;
+  customerEmail: string | null;
+  status: string;
+  planName: string | null;
+  amount: number | null;
+  currency: string | null;
+  billingInterval: string | null;
+  billingIntervalCount: number | null;
+  currentPeriodStart: number | null;
+  currentPeriodEnd: number | null;
+  trialEnd: number | null | undefined;
+}
+
+type Obj = Record<string, any>;
+
+// Stripe's zero-decimal currencies: their amounts are already in major units.
+const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+
+export function toMajorUnits(minor: number, currency: string): number {
+  return ZERO_DECIMAL.has(currency.toLowerCase()) ? minor : Math.round(minor) / 100;
+}
+
+const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as Obj).id === 'string' ? (v as Obj).id : null);
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+function planNameOf(price: Obj | undefined, fallback?: unknown): string | null {
+  return str(price?.nickname) ?? str(price?.product?.name) ?? str(fallback);
+}
+
+function fromInvoice(topic: SubscriptionTopic, invoice: Obj, paid: boolean): SubscriptionFacts | null {
+  const details = invoice.parent?.subscription_details ?? invoice.subscription_details;
+  const subscriptionId = idOf(invoice.subscription) ?? idOf(details?.subscription);
+  if (!subscriptionId) return null;
+  const metadata: Obj = details?.metadata ?? invoice.subscription?.metadata ?? {};
+  const line: Obj | undefined = invoice.lines?.data?.[0];
+  const price: Obj | undefined = typeof line?.price === 'object' && line.price ? line.price : line?.plan ?? undefined;
+  const currency = str(invoice.currency)?.toLowerCase() ?? null;
+  const minor = num(paid ? invoice.amount_paid : invoice.amount_due);
+  return {
+    topic,
+    subscriptionId,
+    storeId: str(metadata.storeId),
+    orderId: str(metadata.orderId),
+    invoiceId: str(invoice.number),
+    customerId: idOf(invoice.customer),
+    customerEmail: str(invoice.customer_email) ?? str(invoice.customer?.email),
+    // The invoice does not carry the subscription's status; these are the states Stripe moves it to.
+    status: paid ? 'active' : 'past_due',
+    planName: planNameOf(price, line?.description),
+    amount: minor !== null && currency ? toMajorUnits(minor, currency) : null,
+    currency,
+    billingInterval: str(price?.recurring?.interval ?? price?.interval),
+    billingIntervalCount: num(price?.recurring?.interval_count ?? price?.interval_count),
+    currentPeriodStart: num(line?.period?.start) ?? num(invoice.period_start),
+    currentPeriodEnd: num(line?.period?.end) ?? num(invoice.period_end),
+    trialEnd: undefined,
+  };
+}
+
+function fromSubscription(topic: SubscriptionTopic, sub: Obj): SubscriptionFacts | null {
+  const subscriptionId = idOf(sub);
+  if (!subscriptionId) return null;
+  const metadata: Obj = sub.metadata ?? {};
+  const item: Obj | undefined = sub.items?.data?.[0];
+  const price: Obj | undefined = item?.price ?? item?.plan ?? sub.plan ?? undefined;
+  const currency = str(price?.currency ?? sub.currency)?.toLowerCase() ?? null;
+  const unit = num(price?.unit_amount ?? price?.amount);
+  const quantity = num(item?.quantity ?? sub.quantity) ?? 1;
+  const latestInvoice = sub.latest_invoice;
+  return {
+    topic,
+    subscriptionId,
+    storeId: str(metadata.storeId),
+    orderId: str(metadata.orderId),
+    invoiceId: latestInvoice && typeof latestInvoice === 'object' ? str(latestInvoice.number) : null,
+    customerId: idOf(sub.customer),
+    customerEmail: str(sub.customer?.email),
+    status: str(sub.status) ?? (topic === 'subscriptions/cancelled' ? 'canceled' : 'active'),
+    planName: planNameOf(price),
+    amount: unit !== null && currency ? toMajorUnits(unit * quantity, currency) : null,
+    currency,
+    billingInterval: str(price?.recurring?.interval ?? price?.interval),
+    billingIntervalCount: num(price?.recurring?.interval_count ?? price?.interval_count),
+    currentPeriodStart: num(sub.current_period_start) ?? num(item?.current_period_start),
+    currentPeriodEnd: num(sub.current_period_end) ?? num(item?.current_period_end),
+    trialEnd: sub.trial_end === null ? null : num(sub.trial_end) ?? undefined,
+  };
+}
+
+/** The topic and facts of a Stripe event, or null for events that map to no topic (acknowledged, ignored). */
+export function mapStripeEvent(event: { type: string; data: { object: Obj } }): SubscriptionFacts | null {
+  const object = event.data?.object ?? {};
+  switch (event.type) {
+    case 'invoice.paid':
+      if (object.billing_reason === 'subscription_create') return fromInvoice('subscriptions/create', object, true);
+      if (object.billing_reason === 'subscription_cycle') return fromInvoice('subscriptions/renew', object, true);
+      return null;
+    case 'invoice.payment_failed':
+      return fromInvoice('subscriptions/payment_failed', object, false);
+    case 'customer.subscription.updated':
+      return fromSubscription('subscriptions/update', object);
+    case 'customer.subscription.deleted':
+      return fromSubscription('subscriptions/cancelled', object);
+    default:
+      return null;
+  }
+}

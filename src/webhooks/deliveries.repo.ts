@@ -1,0 +1,242 @@
+// The delivery queue's SQL: create (inside the caller's transaction), claim with a lease, record an
+// attempt while still holding the lease, release. Each claim and record is one statement, so each
+// is its own short transaction; nothing here is ever held open across network I/O.
+//
+// Reusable by other areas (GDPR), inside the transaction of the change that needs the webhooks:
+//
+//   const created = await createDeliveries(tx, [{
+//     source: 'gdpr', appId, storeId, topic: 'customers/redact', address: app.gdpr_urls.customerRedact,
+//     body: { shop_id: storeId, ... },            // an object (serialised once) or the exact JSON text
+//     secret: clientSecret,                        // plain: the body is signed now, the secret not stored
+//     extraHeaders: { 'X-SVC-Gdpr-Request-Id': requestId },
+//     maxAttempts: 1,                              // app-api.md Retries 5: GDPR webhooks are not retried
+//   }], deps.clock.now());
+//
+// and after the commit, to attempt them at once rather than wait for a worker's wake-up:
+//   await deps.webhooks.sendNow(created.map((d) => d.deliveryId));
+import { createHmac, randomUUID } from 'node:crypto';
+import type { Db, Queryable } from '../db/db.js';
+import { uuidv7 } from '../ids.js';
+import { API_VERSION } from '../api/app-api.js';
+import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
+
+/**
+ * A condition to AND into the queue's own writes (claims, releases, attempt records): on PostgreSQL
+ * it makes that statement commit without waiting for the WAL flush (`synchronous_commit` off for
+ * its transaction only), saving a disk flush per statement. A database crash may then forget the
+ * last fraction of a second of them, which only means those claims lapse and those attempts are
+ * made again (at least once). Never on PGlite: there, asynchronous commit loses acknowledged writes
+ * on a process kill (src/db/pglite.ts).
+ */
+export function asyncCommit(db: Db): string {
+  return db.kind === 'postgres' ? `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'` : 'true';
+}
+
+/** NOTIFY channel: deliveries were created or made due now (redeliver). */
+export const DELIVERY_CHANNEL = 'svc_webhook_deliveries';
+
+export type DeliverySource = 'subscription' | 'manifest' | 'gdpr' | 'store';
+
+export interface NewDelivery {
+  source: DeliverySource;
+  appId: string | null;
+  storeId: string;
+  topic: string;
+  address: string;
+  body: string | object;
+  secret: string;
+  /** X-SVC-Shop-Domain; the store's slug is looked up when not given. */
+  shopDomain?: string;
+  extraHeaders?: Record<string, string>;
+  maxAttempts?: number;
+  eventId?: string | null;
+  subscriptionId?: string | null;
+  storeWebhookId?: string | null;
+}
+
+export interface CreatedDelivery {
+  deliveryId: string;
+  webhookId: string;
+}
+
+/** app-api.md Signature: base64 HMAC-SHA256 over the exact bytes sent. */
+export function signBody(secret: string, body: string): string {
+  return createHmac('sha256', secret).update(body, 'utf8').digest('base64');
+}
+
+export function targetHost(address: string): string {
+  try {
+    return new URL(address).host;
+  } catch {
+    return address;
+  }
+}
+
+export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now: Date): Promise<CreatedDelivery[]> {
+  if (!specs.length) return [];
+  const missing = [...new Set(specs.filter((s) => s.shopDomain === undefined).map((s) => s.storeId))];
+  const slugs = new Map<string, string>();
+  if (missing.length) {
+    const { rows } = await tx.query<{ id: string; slug: string }>('SELECT id, slug FROM stores WHERE id = ANY($1::uuid[])', [missing]);
+    for (const r of rows) slugs.set(r.id, r.slug);
+  }
+  const rows = specs.map((s) => {
+    const body = typeof s.body === 'string' ? s.body : JSON.stringify(s.body);
+    const webhookId = randomUUID();
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'X-SVC-Hmac-SHA256': signBody(s.secret, body),
+      'X-SVC-Topic': s.topic,
+      'X-SVC-Shop-Domain': s.shopDomain ?? slugs.get(s.storeId) ?? '',
+      'X-SVC-Api-Version': API_VERSION,
+      'X-SVC-Webhook-Id': webhookId,
+      ...s.extraHeaders,
+    };
+    return {
+      id: uuidv7(now.getTime()), webhook_id: webhookId, source: s.source, event_id: s.eventId ?? null, app_id: s.appId,
+      store_id: s.storeId, subscription_id: s.subscriptionId ?? null, store_webhook_id: s.storeWebhookId ?? null,
+      topic: s.topic, address: s.address, target_host: targetHost(s.address), request_headers: headers, request_body: body,
+      max_attempts: s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    };
+  });
+  await tx.query(
+    `INSERT INTO webhook_deliveries (id, webhook_id, source, event_id, app_id, store_id, subscription_id, store_webhook_id, topic,
+       address, target_host, request_headers, request_body, status, attempt_count, max_attempts, next_attempt_at, created_at, updated_at)
+     SELECT id, webhook_id, source, event_id, app_id, store_id, subscription_id, store_webhook_id, topic,
+       address, target_host, request_headers, request_body, 'pending', 0, max_attempts, $2::timestamptz, $2::timestamptz, $2::timestamptz
+     FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, webhook_id uuid, source text, event_id uuid, app_id uuid, store_id uuid,
+       subscription_id uuid, store_webhook_id uuid, topic text, address text, target_host text, request_headers jsonb,
+       request_body text, max_attempts integer)`,
+    [JSON.stringify(rows), now],
+    { name: 'webhook_create_deliveries' },
+  );
+  // Delivered on commit: wakes the workers (a poll covers a missed wake-up).
+  await tx.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, '']);
+  return rows.map((r) => ({ deliveryId: r.id, webhookId: r.webhook_id }));
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  address: string;
+  target_host: string;
+  request_headers: Record<string, string>;
+  /** Never null for an open delivery (only finished ones are pruned); checked all the same. */
+  request_body: string | null;
+  attempt_count: number;
+  max_attempts: number;
+  lease_token: string;
+}
+
+export interface ClaimOptions {
+  /** Service-clock time: deliveries due at or before it. */
+  now: Date;
+  limit: number;
+  leaseSeconds: number;
+  /** Slots this worker has per target host; hosts not listed have `perHost`. */
+  hostFree: Map<string, number>;
+  perHost: number;
+  /** Only these deliveries (sendNow). */
+  ids?: string[];
+}
+
+/**
+ * Claim due deliveries. Candidates are picked without locks: hosts this worker has no slot for are
+ * skipped in the scan itself (so a slow host's backlog at the head of the queue never hides other
+ * hosts' deliveries), and a window function takes no more per host than its free slots. Then they
+ * are locked with SKIP LOCKED; locking re-checks the row, so a row another worker has just leased is
+ * passed over. The lease runs on the database's clock.
+ */
+export async function claimDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+  // Lists travel as JSON text: one form both drivers' named statements take (PGlite's are EXECUTEd
+  // with literals, which cannot spell an array).
+  const due = `status IN ('pending', 'retrying') AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < now())
+    AND ($6::jsonb IS NULL OR id IN (SELECT jsonb_array_elements_text($6::jsonb)::uuid))`;
+  const full = [...o.hostFree].filter(([, free]) => free <= 0).map(([host]) => host);
+  const partial = Object.fromEntries([...o.hostFree].filter(([, free]) => free > 0 && free < o.perHost));
+  const { rows } = await db.query<ClaimedDelivery>(
+    `WITH candidates AS (
+       SELECT id FROM (
+         SELECT d.id, coalesce(($8::jsonb ->> d.target_host)::int, $5::int) AS slots,
+                row_number() OVER (PARTITION BY d.target_host ORDER BY d.next_attempt_at, d.id) AS rn
+         FROM (SELECT id, target_host, next_attempt_at FROM webhook_deliveries
+               WHERE ${due} AND NOT (target_host = ANY (ARRAY(SELECT jsonb_array_elements_text($7::jsonb))))
+               ORDER BY next_attempt_at LIMIT $2::int * 4 + 64) d
+       ) ranked WHERE rn <= slots
+     ), locked AS (
+       SELECT id FROM webhook_deliveries
+       WHERE id IN (SELECT id FROM candidates) AND ${due}
+       ORDER BY next_attempt_at LIMIT $2::int
+       FOR UPDATE SKIP LOCKED
+     )
+     UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $3::float8), lease_token = $4::uuid
+     FROM locked WHERE d.id = locked.id AND ${asyncCommit(db)}
+     RETURNING d.id, d.webhook_id, d.address, d.target_host, d.request_headers, d.request_body, d.attempt_count, d.max_attempts, d.lease_token`,
+    [o.now, o.limit, o.leaseSeconds, randomUUID(), o.perHost, o.ids ? JSON.stringify(o.ids) : null, JSON.stringify(full), JSON.stringify(partial)],
+    { name: 'webhook_claim' },
+  );
+  return rows;
+}
+
+/** Give claimed rows back untouched (this worker has no slot for them after all). */
+export async function releaseDeliveries(db: Db, rows: Pick<ClaimedDelivery, 'id' | 'lease_token'>[]): Promise<void> {
+  if (!rows.length) return;
+  await db.query(
+    `UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL
+     WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND lease_token = $2::uuid AND ${asyncCommit(db)}`,
+    [JSON.stringify(rows.map((r) => r.id)), rows[0].lease_token],
+    { name: 'webhook_release' },
+  );
+}
+
+export interface AttemptRecord {
+  id: string;
+  token: string;
+  attempt: number;
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  started_at: Date;
+  duration_ms: number;
+  updated_at: Date;
+}
+
+/**
+ * Record attempts and next states in one statement, each only where the lease is still held: a
+ * worker whose lease expired (and whose row another worker took over) records nothing.
+ * Returns the ids recorded.
+ */
+export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<string[]> {
+  if (!records.length) return [];
+  const { rows } = await db.query<{ delivery_id: string }>(
+    `WITH x AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token uuid, attempt integer, status text,
+         next_attempt_at timestamptz, response_status integer, response_body text, error text, started_at timestamptz,
+         duration_ms integer, updated_at timestamptz)
+     ), updated AS (
+       UPDATE webhook_deliveries d SET status = x.status, attempt_count = x.attempt, next_attempt_at = x.next_attempt_at,
+         lease_until = NULL, lease_token = NULL, response_status = x.response_status, response_body = x.response_body,
+         last_error = x.error, updated_at = x.updated_at
+       FROM x WHERE d.id = x.id AND d.lease_token = x.token AND ${asyncCommit(db)}
+       RETURNING d.id
+     )
+     INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
+     SELECT x.id, x.attempt, x.started_at, x.duration_ms, x.response_status, x.error FROM x JOIN updated ON updated.id = x.id
+     ON CONFLICT DO NOTHING
+     RETURNING delivery_id`,
+    [JSON.stringify(records)],
+    { name: 'webhook_record' },
+  );
+  return rows.map((r) => r.delivery_id);
+}
+
+/**
+ * The embedded database belongs to one process (src/db/open.ts), so when it starts every lease
+ * left behind is a dead process's: return those rows at once instead of waiting for them to expire.
+ */
+export async function releaseAllLeases(q: Queryable): Promise<number> {
+  const { rowCount } = await q.query('UPDATE webhook_deliveries SET lease_until = NULL, lease_token = NULL WHERE lease_until IS NOT NULL');
+  return rowCount;
+}

@@ -1,0 +1,140 @@
+// The developer's delivery log (C8.5) and stats (C8.6): an app's deliveries (API subscriptions,
+// manifest webhooks and GDPR webhooks) with request and response bodies and attempt history.
+import type { Queryable } from '../db/db.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { isUuid } from '../ids.js';
+import { DELIVERY_CHANNEL } from './deliveries.repo.js';
+
+export const DELIVERY_STATUSES = ['pending', 'retrying', 'success', 'failed'] as const;
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  source: string;
+  topic: string;
+  store_id: string;
+  address: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  lease_until: Date | null;
+  request_headers: Record<string, string>;
+  request_body: string | null;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  started_at: Date;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+}
+
+function deliveryView(row: DeliveryRow, attempts: AttemptRow[]) {
+  const open = row.status === 'pending' || row.status === 'retrying';
+  return {
+    deliveryId: row.id,
+    webhookId: row.webhook_id,
+    source: row.source,
+    topic: row.topic,
+    storeId: row.store_id,
+    address: row.address,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: open && row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
+    // The headers of the latest attempt (the attempt number is the only one that changes).
+    requestHeaders: row.attempt_count > 0 ? { ...row.request_headers, 'X-SVC-Delivery-Attempt': String(row.attempt_count) } : row.request_headers,
+    requestBody: row.request_body,
+    responseStatus: row.response_status,
+    responseBody: row.response_body,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: a.started_at.toISOString(),
+      durationMs: a.duration_ms,
+      responseStatus: a.response_status,
+      error: a.error,
+    })),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+async function withAttempts(q: Queryable, rows: DeliveryRow[]) {
+  if (!rows.length) return [];
+  const { rows: attempts } = await q.query<AttemptRow>(
+    'SELECT * FROM webhook_attempts WHERE delivery_id = ANY($1::uuid[]) ORDER BY delivery_id, attempt',
+    [rows.map((r) => r.id)],
+  );
+  const by = new Map<string, AttemptRow[]>();
+  for (const a of attempts) by.set(a.delivery_id, [...(by.get(a.delivery_id) ?? []), a]);
+  return rows.map((r) => deliveryView(r, by.get(r.id) ?? []));
+}
+
+export async function listDeliveries(q: Queryable, appId: string, filters: { status?: string; topic?: string }, page: { limit: number; offset: number }) {
+  if (filters.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(filters.status)) {
+    throw badRequest(`status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+  }
+  const where = 'app_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR topic = $3)';
+  const params = [appId, filters.status ?? null, filters.topic ?? null];
+  const [rows, total] = await Promise.all([
+    q.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
+      ...params, page.limit, page.offset,
+    ]),
+    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`, params),
+  ]);
+  return { deliveries: await withAttempts(q, rows.rows), total: total.rows[0].n };
+}
+
+async function findDelivery(q: Queryable, appId: string, deliveryId: string): Promise<DeliveryRow> {
+  const row = isUuid(deliveryId)
+    ? (await q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = $1 AND app_id = $2', [deliveryId, appId])).rows[0]
+    : undefined;
+  if (!row) throw notFound('Delivery not found');
+  return row;
+}
+
+export async function getDelivery(q: Queryable, appId: string, deliveryId: string) {
+  const [delivery] = await withAttempts(q, [await findDelivery(q, appId, deliveryId)]);
+  return { delivery };
+}
+
+/**
+ * C8.5 redeliver, C14.10: the same delivery (same webhook id) is due now, its attempt number
+ * continuing the count. A finished delivery gets exactly one more attempt (no automatic retries
+ * after it); an open one has its next attempt brought forward.
+ */
+export async function redeliver(q: Queryable, appId: string, deliveryId: string, now: Date) {
+  const current = await findDelivery(q, appId, deliveryId);
+  if (current.request_body === null) throw conflict('The request body of this delivery has been pruned (retention); it cannot be sent again');
+  const { rows } = await q.query<DeliveryRow>(
+    `UPDATE webhook_deliveries SET
+       max_attempts = CASE WHEN status IN ('success', 'failed') THEN attempt_count + 1 ELSE max_attempts END,
+       status = CASE WHEN status IN ('success', 'failed') THEN 'retrying' ELSE status END,
+       next_attempt_at = $3, updated_at = $3
+     WHERE id = $1 AND app_id = $2 AND (lease_until IS NULL OR lease_until < now())
+     RETURNING *`,
+    [deliveryId, appId, now],
+  );
+  if (!rows.length) throw conflict('An attempt of this delivery is in progress; try again when it has finished');
+  await q.query('SELECT pg_notify($1, $2)', [DELIVERY_CHANNEL, '']);
+  const [delivery] = await withAttempts(q, rows);
+  return { delivery };
+}
+
+export async function deliveryStats(q: Queryable, appId: string) {
+  const { rows } = await q.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE app_id = $1 GROUP BY status',
+    [appId],
+  );
+  const stats = { total: 0, success: 0, failed: 0, pending: 0, retrying: 0 };
+  for (const r of rows) {
+    stats[r.status as keyof typeof stats] = r.n;
+    stats.total += r.n;
+  }
+  return stats;
+}

@@ -1,0 +1,198 @@
+// The webhook engine of one process: fan-out, claiming, sending and recording (C8), shared by the
+// worker loop (role worker/all), the C12.2 job and `sendNow` (GDPR).
+//
+// Worker loop: LISTEN on the outbox and delivery channels wakes it; a poll (scheduleWorkers) covers
+// missed wake-ups and retries coming due. Each wake-up fans out pending events, then claims as many
+// due deliveries as there are free slots (MAX_IN_FLIGHT overall, PER_HOST_CONCURRENCY per host),
+// sends each outside any transaction and records the attempt (batched) while holding its lease.
+import type { Config } from '../config.js';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import type { SecretBox } from '../crypto.js';
+import { OUTBOX_CHANNEL } from '../outbox/emit.js';
+import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult } from './http-client.js';
+import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, type ClaimedDelivery } from './deliveries.repo.js';
+import { fanOutBatch, FANOUT_BATCH } from './fanout.js';
+import { attemptError, nextState, verdictOf, type DeliveryStatus } from './retry-policy.js';
+import { AttemptRecorder } from './recorder.js';
+
+/** Attempts in flight (sending or being recorded) in one process. */
+export const MAX_IN_FLIGHT = 256;
+/** Longer than the 10 s attempt deadline plus a margin for recording under load (design.md). */
+export const LEASE_SECONDS = ATTEMPT_TIMEOUT_MS / 1000 + 10;
+
+export interface EngineDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  secrets: SecretBox;
+}
+
+export interface AttemptOutcome {
+  deliveryId: string;
+  attempt: number;
+  status: DeliveryStatus;
+  responseStatus: number | null;
+  error: string | null;
+}
+
+export class WebhookEngine {
+  readonly http: WebhookHttp;
+  private readonly recorder: AttemptRecorder;
+  private readonly attempts = new Set<Promise<unknown>>();
+  private inFlight = 0;
+  private pumping: Promise<void> | null = null;
+  private wantFanOut = false;
+  private wantClaim = false;
+  private unlisten: (() => Promise<void>)[] = [];
+  private started = false;
+  private closed = false;
+
+  constructor(private readonly deps: EngineDeps, private readonly onError: (what: string, err: unknown) => void = defaultOnError) {
+    this.http = new WebhookHttp(deps.config.allowPrivateWebhooks);
+    this.recorder = new AttemptRecorder(deps.db, (err) => onError('recording webhook attempts', err));
+  }
+
+  /** Start the worker loop's wake-ups (worker and all processes). */
+  async start(): Promise<void> {
+    if (this.started || this.closed) return;
+    this.started = true;
+    // Nothing of this process is in flight yet, so every lease on the embedded database is a dead process's.
+    if (this.deps.db.kind === 'pglite' && this.inFlight === 0) await releaseAllLeases(this.deps.db);
+    this.unlisten.push(await this.deps.db.listen(OUTBOX_CHANNEL, () => this.wake(true)));
+    this.unlisten.push(await this.deps.db.listen(DELIVERY_CHANNEL, () => this.wake(false)));
+    this.wake(true);
+  }
+
+  /**
+   * The polling fallback: also how retries that came due are noticed. It only wakes the loop: under
+   * steady load the loop never goes idle, and a caller (the scheduler, a shutdown) must not wait on it.
+   */
+  poll(): void {
+    this.wake(true);
+  }
+
+  /** C12.2 `webhook-deliveries`: fan out, then attempt every due delivery; answers attempts made. */
+  async runDue(): Promise<number> {
+    let attempted = 0;
+    await this.fanOutAll();
+    for (;;) {
+      const rows = await this.claim(MAX_IN_FLIGHT);
+      if (!rows.length) return attempted;
+      attempted += rows.length;
+      await Promise.all(rows.map((row) => this.launch(row)));
+    }
+  }
+
+  /** Attempt these deliveries now (GDPR); those another worker holds or that are not due are skipped. */
+  async sendNow(deliveryIds: string[]): Promise<AttemptOutcome[]> {
+    if (!deliveryIds.length) return [];
+    const rows = await this.claim(deliveryIds.length, deliveryIds);
+    return Promise.all(rows.map((row) => this.launch(row)));
+  }
+
+  private wake(fanOut: boolean): void {
+    if (this.closed || !this.started) return;
+    if (fanOut) this.wantFanOut = true;
+    this.wantClaim = true;
+    this.pumping ??= this.pump().finally(() => {
+      this.pumping = null;
+      if ((this.wantFanOut || this.wantClaim) && !this.closed) this.wake(this.wantFanOut);
+    });
+  }
+
+  private async pump(): Promise<void> {
+    // Let the completions and notifications of this tick coalesce into one claim.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while ((this.wantFanOut || this.wantClaim) && !this.closed) {
+        if (this.wantFanOut) {
+          this.wantFanOut = false;
+          await this.fanOutAll();
+        }
+        this.wantClaim = false;
+        const free = MAX_IN_FLIGHT - this.inFlight;
+        if (free <= 0) continue;
+        const rows = await this.claim(free);
+        for (const row of rows) void this.launch(row);
+        // A full claim may have left more due rows behind.
+        if (rows.length === free) this.wantClaim = true;
+      }
+    } catch (err) {
+      this.onError('webhook worker', err);
+    }
+  }
+
+  private async fanOutAll(): Promise<void> {
+    while (!this.closed) {
+      const { events } = await fanOutBatch(this.deps.db, this.deps.secrets, () => this.deps.clock.now());
+      if (events < FANOUT_BATCH) return;
+    }
+  }
+
+  /** Claim, then keep only what this process has host slots for (the gate is taken here). */
+  private async claim(limit: number, ids?: string[]): Promise<ClaimedDelivery[]> {
+    const gate = this.http.gate;
+    const rows = await claimDeliveries(this.deps.db, {
+      now: this.deps.clock.now(), limit, leaseSeconds: LEASE_SECONDS, hostFree: gate.freeByHost(), perHost: PER_HOST_CONCURRENCY, ids,
+    });
+    const kept: ClaimedDelivery[] = [];
+    const extra: ClaimedDelivery[] = [];
+    for (const row of rows) (gate.tryAcquire(row.target_host) ? kept : extra).push(row);
+    if (extra.length) await releaseDeliveries(this.deps.db, extra);
+    return kept;
+  }
+
+  /** Send one claimed delivery (its host slot already taken) and record the attempt. */
+  private launch(row: ClaimedDelivery): Promise<AttemptOutcome> {
+    this.inFlight++;
+    const p = this.attempt(row).finally(() => {
+      this.inFlight--;
+      this.attempts.delete(p);
+      // A slot is free again: claim more (coalesced with the other completions of this tick).
+      this.wake(false);
+    });
+    this.attempts.add(p);
+    return p;
+  }
+
+  private async attempt(row: ClaimedDelivery): Promise<AttemptOutcome> {
+    const attempt = row.attempt_count + 1;
+    const startedAt = this.deps.clock.now();
+    let result: SendResult;
+    try {
+      const headers = { ...row.request_headers, 'X-SVC-Delivery-Attempt': String(attempt) };
+      result = row.request_body === null
+        ? { status: null, responseBody: null, error: 'body_pruned', durationMs: 0 }
+        : await this.http.send(row.address, headers, row.request_body);
+    } finally {
+      // The host is done with; recording is the database's business.
+      this.http.gate.release(row.target_host);
+    }
+    const next = nextState(verdictOf(result), attempt, row.max_attempts, this.deps.clock.now());
+    const error = attemptError(result);
+    // A failed write was already reported by the recorder; the lease then expires and the
+    // delivery is attempted again (at least once).
+    await this.recorder.record({
+      id: row.id, token: row.lease_token, attempt, status: next.status, next_attempt_at: next.nextAttemptAt,
+      response_status: result.status, response_body: result.responseBody, error, started_at: startedAt,
+      duration_ms: result.durationMs, updated_at: this.deps.clock.now(),
+    }).catch(() => {});
+    return { deliveryId: row.id, attempt, status: next.status, responseStatus: result.status, error };
+  }
+
+  /** Stop waking, let attempts in flight finish and be recorded, then close the connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.unlisten) await stop().catch(() => {});
+    await this.pumping;
+    await Promise.allSettled([...this.attempts]);
+    await this.recorder.flush();
+    await this.http.close();
+  }
+}
+
+function defaultOnError(what: string, err: unknown) {
+  console.error(`${what} failed:`, err);
+}

@@ -1,0 +1,120 @@
+// Outbound HTTP for webhook deliveries: one pooled undici Agent (keep-alive connections reused
+// across deliveries, at most PER_HOST_CONCURRENCY connections per origin), a per-host gate so a
+// slow endpoint holds at most that many of the worker's slots and never starves the other hosts, a
+// hard 10 s deadline per attempt (connect, headers and body together), and no redirects followed.
+// While private addresses are not allowed, the address is checked as it is connected (C8.9).
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import { guardedLookup, isBlockedIp } from '../net/address-safety.js';
+
+/** app-api.md Retries 4 and Limits: an attempt with no complete response in 10 s has failed. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** Connections and concurrent attempts per target host (host:port). */
+export const PER_HOST_CONCURRENCY = 32;
+/** C8.5: the delivery log keeps the first 4 KiB of the response body. */
+const RESPONSE_BODY_KEPT = 4096;
+/** Beyond this the response is cut off rather than read (the connection is then not reused). */
+const RESPONSE_BODY_READ_LIMIT = 64 * 1024;
+
+export interface SendResult {
+  /** HTTP status, or null when no response arrived (then `error` says why). */
+  status: number | null;
+  responseBody: string | null;
+  /** `timeout`, `blocked_address`, `network_error: <code>`; null when a response arrived. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** Concurrent attempts per host, counted so that claims take only what there are slots for. */
+export class HostGate {
+  private readonly active = new Map<string, number>();
+  constructor(readonly perHost: number) {}
+
+  tryAcquire(host: string): boolean {
+    const n = this.active.get(host) ?? 0;
+    if (n >= this.perHost) return false;
+    this.active.set(host, n + 1);
+    return true;
+  }
+  release(host: string): void {
+    const n = (this.active.get(host) ?? 1) - 1;
+    if (n <= 0) this.active.delete(host);
+    else this.active.set(host, n);
+  }
+  /** Free slots of every host with attempts in flight (the others have all `perHost`). */
+  freeByHost(): Map<string, number> {
+    return new Map([...this.active].map(([host, n]) => [host, this.perHost - n]));
+  }
+}
+
+export class WebhookHttp {
+  readonly gate = new HostGate(PER_HOST_CONCURRENCY);
+  private readonly agent: Agent;
+
+  constructor(private readonly allowPrivate: boolean, private readonly timeoutMs = ATTEMPT_TIMEOUT_MS) {
+    this.agent = new Agent({
+      connections: PER_HOST_CONCURRENCY,
+      pipelining: 1,
+      keepAliveTimeout: 10_000,
+      keepAliveMaxTimeout: 60_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connect: { timeout: timeoutMs, ...(allowPrivate ? {} : { lookup: guardedLookup }) },
+    });
+  }
+
+  /** POST the exact bytes; never throws. The caller holds a gate slot for the target host. */
+  async send(address: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      return done({ status: null, responseBody: null, error: 'invalid_address' });
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    // An IP literal is connected to without a lookup, so it is checked here.
+    if (!this.allowPrivate && isIP(host) && isBlockedIp(host)) return done({ status: null, responseBody: null, error: 'blocked_address' });
+
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    try {
+      const res = await request(url, { method: 'POST', headers, body: Buffer.from(body, 'utf8'), dispatcher: this.agent, signal });
+      const responseBody = await readPrefix(res.body);
+      return done({ status: res.statusCode, responseBody, error: null });
+    } catch (err) {
+      return done({ status: null, responseBody: null, error: signal.aborted ? 'timeout' : describeNetworkError(err) });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => {});
+  }
+}
+
+async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (keptBytes < RESPONSE_BODY_KEPT) {
+      const part = chunk.subarray(0, RESPONSE_BODY_KEPT - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+    }
+    if (total > RESPONSE_BODY_READ_LIMIT) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(kept).toString('utf8');
+}
+
+function describeNetworkError(err: unknown): string {
+  const e = err as { code?: string; cause?: { code?: string }; message?: string };
+  const code = e?.code === 'BLOCKED_ADDRESS' || e?.cause?.code === 'BLOCKED_ADDRESS' ? 'BLOCKED_ADDRESS' : e?.cause?.code ?? e?.code;
+  if (code === 'BLOCKED_ADDRESS') return 'blocked_address';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout';
+  return `network_error: ${code ?? e?.message ?? 'unknown'}`;
+}

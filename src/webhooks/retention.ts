@@ -1,0 +1,42 @@
+// C8.10: request and response bodies of finished deliveries are pruned after
+// SVC_DELIVERY_RETENTION_DAYS; the delivery record, its status and its attempt history stay.
+import type { Deps } from '../deps.js';
+
+const PRUNE_BATCH = 5000;
+
+/** Prune bodies of deliveries created before the retention window; answers how many were pruned. */
+export async function pruneDeliveryBodies(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
+  const now = deps.clock.now();
+  const cutoff = new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000);
+  let pruned = 0;
+  // Batches keep each statement short (PGlite runs one transaction at a time).
+  for (;;) {
+    const { rowCount } = await deps.db.query(
+      `UPDATE webhook_deliveries SET request_body = NULL, response_body = NULL, bodies_pruned_at = $2
+        WHERE id IN (SELECT id FROM webhook_deliveries
+                      WHERE bodies_pruned_at IS NULL AND created_at < $1 AND status IN ('success', 'failed')
+                      LIMIT $3::int)`,
+      [cutoff, now, PRUNE_BATCH],
+    );
+    pruned += rowCount;
+    if (rowCount < PRUNE_BATCH) return pruned;
+  }
+}
+
+/**
+ * The scheduled run: once per UTC hour of the service clock, recorded in job_runs so that several
+ * workers, or a restart, run one hour once (design.md).
+ */
+export async function runScheduledRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<void> {
+  const now = deps.clock.now();
+  const period = now.toISOString().slice(0, 13);
+  const { rowCount } = await deps.db.query(
+    `INSERT INTO job_runs (job, period_key, started_at) VALUES ('webhook-retention', $1, $2) ON CONFLICT DO NOTHING`,
+    [period, now],
+  );
+  if (!rowCount) return;
+  const processed = await pruneDeliveryBodies(deps);
+  await deps.db.query(`UPDATE job_runs SET finished_at = $3, processed = $4 WHERE job = 'webhook-retention' AND period_key = $1 AND started_at = $2`, [
+    period, now, deps.clock.now(), processed,
+  ]);
+}
