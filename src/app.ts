@@ -25,6 +25,7 @@ import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
 import { stripeWebhookRoutes } from './payments/stripe.routes.js';
+import { billingRoutes } from './billing/billing.routes.js';
 
 export interface BuildOptions {
   logger?: boolean | object;
@@ -82,6 +83,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(catalogRootRoutes, { deps });
   await app.register(deliveryLogRoutes, { deps });
   await app.register(stripeWebhookRoutes, { deps });
+  await app.register(billingRoutes, { deps });
   await app.register(
     merchantAdmin(deps, async (_admin) => {
       // Merchant admin routes of each area are registered here (C7).

@@ -1,12 +1,15 @@
 // Every area's background jobs, registered by name for C12.2 and the worker schedule. Later areas
+// (webhook delivery, GDPR deadlines, billing, payouts) add theirs here.
 import type { Deps } from '../deps.js';
 import type { Scheduler } from './scheduler.js';
 import { TestClock } from '../clock.js';
 import { loadClockOffset } from '../platform/clock-store.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
+import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
+  registerBillingJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -15,4 +18,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   const clock = deps.clock;
   if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
   scheduleWebhookWorkers(deps, scheduler);
+  scheduleBillingWorkers(deps, scheduler);
 }

@@ -11,6 +11,7 @@ import { handoffUrl } from './handoff.js';
 import { findInstallation, findInstallationOf, revokeGrant, revokeInstallationTokens, type InstallationRow } from './installations.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
+import { paidPeriodRunning } from '../billing/charges.js';
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
 export const ACCESS_TTL_S = 24 * 3600;
@@ -162,15 +163,25 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
 async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installationId: string, scopes: string[], now: Date) {
   const installation = (await findInstallation(tx, installationId))!;
   const becomingActive = installation.status !== 'active';
-  const billing = becomingActive ? billingOnInstall(app.pricing, now) : null;
+  // Billing on (re)activation (C10.1): the first install starts the trial; a reinstall while a
+  // paid period still runs (`pending_uninstall`) simply resumes it; a reinstall after a full
+  // uninstall bills again from now, with no second trial.
+  let billing: { billingStatus: string; trialEndsAt: Date | null; billingStartDate: Date | null } | null = null;
+  if (installation.status === 'pending') billing = billingOnInstall(app.pricing, now);
+  else if (installation.status === 'uninstalled') {
+    const fresh = billingOnInstall(app.pricing, now);
+    billing = fresh.billingStatus === 'trialing'
+      ? { billingStatus: 'active', trialEndsAt: installation.trial_ends_at, billingStartDate: now }
+      : { ...fresh, trialEndsAt: installation.trial_ends_at };
+  }
   await tx.query(
     `UPDATE installations SET status = 'active', scopes = $2, uninstalled_at = NULL, updated_at = $3,
        installed_version = CASE WHEN $4 THEN $5 ELSE installed_version END,
        billing_status = COALESCE($6, billing_status),
-       trial_ends_at = CASE WHEN $4 THEN $7::timestamptz ELSE trial_ends_at END,
-       billing_start_date = CASE WHEN $4 THEN $8::timestamptz ELSE billing_start_date END
+       trial_ends_at = CASE WHEN $9 THEN $7::timestamptz ELSE trial_ends_at END,
+       billing_start_date = CASE WHEN $9 THEN $8::timestamptz ELSE billing_start_date END
      WHERE id = $1`,
-    [installationId, JSON.stringify(scopes), now, becomingActive, app.version, billing?.billingStatus ?? null, billing?.trialEndsAt ?? null, billing?.billingStartDate ?? null],
+    [installationId, JSON.stringify(scopes), now, becomingActive, app.version, billing?.billingStatus ?? null, billing?.trialEndsAt ?? null, billing?.billingStartDate ?? null, billing !== null],
   );
 }
 
@@ -213,9 +224,12 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     // A code handed off before the uninstall must not bring the app back: it expires now too.
     await tx.query('UPDATE oauth_codes SET expires_at = $2 WHERE installation_id = $1 AND used_at IS NULL AND expires_at > $2', [installationId, now]);
     await publishRevocation(tx, installationId);
+    // C4.7, C10.1: while a paid period runs the app stays `pending_uninstall`; the billing job
+    // makes it `uninstalled` when the period ends (C14.12).
+    const status = (await paidPeriodRunning(tx, installationId, now)) ? 'pending_uninstall' : 'uninstalled';
     const { rows } = await tx.query<InstallationRow>(
-      `UPDATE installations SET status = 'uninstalled', uninstalled_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
-      [installationId, now],
+      `UPDATE installations SET status = $3, uninstalled_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
+      [installationId, now, status],
     );
     return rows[0];
   });

@@ -1,0 +1,266 @@
+// The `billing-charges` job (C10.1, C10.2, C14.12). Each due installation is charged once per
+// billing period, in three short steps with the provider call outside any transaction:
+//   1. claim: insert the period's app transaction as `pending`; the unique (installation, period)
+//      key lets exactly one run (of any process) win the insert, and only the winner goes on;
+//   2. charge through the payment provider, idempotency key = transaction id;
+//   3. settle: `paid` with its ledger entry, or `failed` with the installation `past_due`.
+// A run that dies between 1 and 3 leaves a `pending` row; a later run reclaims it after a lease and
+// retries with the same idempotency key, so the provider takes the money once.
+import type { Deps } from '../deps.js';
+import type { Queryable } from '../db/db.js';
+import { uuidv7 } from '../ids.js';
+import { parseMoney } from '../money.js';
+import { lockDeveloper, postEntry } from '../ledger/ledger.js';
+import { billingProviders, type ProviderResult } from './providers.js';
+import { decimalText, parseDecimal, splitCommission, toUsd, type Decimal } from './money-math.js';
+import { periodContaining, type BillingInterval } from './schedule.js';
+
+/** A pending charge older than this is taken to be abandoned by a dead run and is retried. */
+export const CHARGE_LEASE_MS = 10 * 60 * 1000;
+const BATCH = 200;
+
+export interface AppTransactionRow {
+  id: string;
+  installation_id: string;
+  app_id: string;
+  store_id: string;
+  developer_id: string;
+  amount_cents: number;
+  currency: string;
+  commission_rate: string;
+  commission_cents: number;
+  developer_amount_cents: number;
+  fx_rate: string;
+  usd_amount_cents: number;
+  usd_developer_amount_cents: number;
+  status: 'pending' | 'paid' | 'failed';
+  period_start: Date;
+  period_end: Date;
+  provider_reference: string | null;
+  failure_reason: string | null;
+  claimed_at: Date;
+  payout_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * Whether a paid (or still pending) period of the installation is running at `now`: uninstalling
+ * then leaves it `pending_uninstall` until the period ends (C4.7, C10.1).
+ */
+export async function paidPeriodRunning(q: Queryable, installationId: string, now: Date): Promise<boolean> {
+  const { rows } = await q.query(
+    `SELECT 1 FROM app_transactions WHERE installation_id = $1 AND status IN ('paid', 'pending') AND period_start <= $2 AND period_end > $2 LIMIT 1`,
+    [installationId, now],
+  );
+  return rows.length > 0;
+}
+
+/** USD per unit of `currency` (C10.3); null when SVC_FX_RATES has no rate for it. */
+export function fxRateFor(deps: Deps, currency: string): Decimal | null {
+  if (currency === 'USD') return { units: 1n, scale: 0 };
+  const rate = deps.config.fxRates[currency];
+  return rate === undefined ? null : parseDecimal(rate);
+}
+
+export interface ChargeSpec {
+  installationId: string;
+  appId: string;
+  storeId: string;
+  developerId: string;
+  amountMinor: number;
+  currency: string;
+  commissionRate: Decimal;
+  fxRate: Decimal;
+  periodStart: Date;
+  periodEnd: Date;
+}
+
+/** Step 1: the claim. Returns the new pending transaction, or null when the period was already taken. */
+export async function openCharge(q: Queryable, spec: ChargeSpec, now: Date): Promise<AppTransactionRow | null> {
+  const split = splitCommission(spec.amountMinor, spec.commissionRate);
+  const usd = toUsd(spec.amountMinor, split.developerAmount, spec.fxRate);
+  const { rows } = await q.query<AppTransactionRow>(
+    `INSERT INTO app_transactions (id, installation_id, app_id, store_id, developer_id, amount_cents, currency, commission_rate,
+       commission_cents, developer_amount_cents, fx_rate, usd_amount_cents, usd_developer_amount_cents, status,
+       period_start, period_end, claimed_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', $14, $15, $16, $16, $16)
+     ON CONFLICT (installation_id, period_start) DO NOTHING
+     RETURNING *`,
+    [
+      uuidv7(), spec.installationId, spec.appId, spec.storeId, spec.developerId, spec.amountMinor, spec.currency,
+      decimalText(spec.commissionRate), split.commission, split.developerAmount, decimalText(spec.fxRate),
+      usd.usdAmount, usd.usdDeveloperAmount, spec.periodStart, spec.periodEnd, now,
+    ],
+  );
+  return rows[0] ?? null;
+}
+
+/** Step 3: record the provider's answer; posts the ledger entry of a paid charge. */
+export async function settleCharge(deps: Deps, txn: AppTransactionRow, result: ProviderResult): Promise<AppTransactionRow | null> {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    await lockDeveloper(tx, txn.developer_id, now);
+    const { rows } = await tx.query<AppTransactionRow>(
+      `UPDATE app_transactions SET status = $2, provider_reference = $3, failure_reason = $4, updated_at = $5
+        WHERE id = $1 AND status = 'pending' RETURNING *`,
+      [txn.id, result.ok ? 'paid' : 'failed', result.ok ? result.reference : null, result.ok ? null : result.reason, now],
+    );
+    const settled = rows[0];
+    if (!settled) return null; // settled by another run already
+    if (result.ok) {
+      const usdCommission = settled.usd_amount_cents - settled.usd_developer_amount_cents;
+      if (settled.usd_amount_cents > 0) {
+        await postEntry(tx, {
+          kind: 'charge',
+          developerId: settled.developer_id,
+          transactionId: settled.id,
+          now,
+          lines: [
+            { account: 'platform:cash', debit: settled.usd_amount_cents },
+            { account: 'platform:commission', credit: usdCommission },
+            { account: 'developer:available', credit: settled.usd_developer_amount_cents },
+          ],
+        });
+      }
+      await tx.query(
+        `UPDATE installations SET billing_status = 'active', updated_at = $2 WHERE id = $1 AND billing_status IN ('trialing', 'past_due')`,
+        [settled.installation_id, now],
+      );
+    } else {
+      await tx.query(`UPDATE installations SET billing_status = 'past_due', updated_at = $2 WHERE id = $1`, [settled.installation_id, now]);
+    }
+    return settled;
+  });
+}
+
+interface Candidate {
+  id: string;
+  app_id: string;
+  store_id: string;
+  developer_id: string;
+  billing_start_date: Date;
+  pricing: { amount?: string; currency?: string; interval?: BillingInterval };
+  commission_rate: string | null;
+}
+
+/** C14.12: `pending_uninstall` becomes `uninstalled` once no paid period is running. */
+async function finishPendingUninstalls(q: Queryable, now: Date, scope: Scope): Promise<number> {
+  const { rowCount } = await q.query(
+    `UPDATE installations i SET status = 'uninstalled', updated_at = $1
+      WHERE i.status = 'pending_uninstall'
+        AND ($2::uuid[] IS NULL OR i.app_id IN (SELECT id FROM apps WHERE developer_id = ANY($2::uuid[])))
+        AND NOT EXISTS (SELECT 1 FROM app_transactions t WHERE t.installation_id = i.id AND t.status IN ('paid', 'pending') AND t.period_end > $1)`,
+    [now, scope.developerIds ?? null],
+  );
+  return rowCount;
+}
+
+/**
+ * Steps 1 to 3 for every due installation (active, on a recurring price, past its trial, period
+ * not yet charged), a batch at a time so that no claim waits long for its charge.
+ */
+async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Promise<number> {
+  let attempted = 0;
+  let after = '00000000-0000-0000-0000-000000000000';
+  for (;;) {
+    const { rows } = await deps.db.query<Candidate & { store_email: string }>(
+      `SELECT i.id, i.app_id, i.store_id, a.developer_id, i.billing_start_date, a.pricing, d.commission_rate::text AS commission_rate,
+              s.email AS store_email
+         FROM installations i
+         JOIN apps a ON a.id = i.app_id
+         JOIN stores s ON s.id = i.store_id
+         LEFT JOIN developer_accounts d ON d.developer_id = a.developer_id
+        WHERE i.status = 'active' AND a.pricing->>'type' = 'recurring'
+          AND i.billing_status IN ('trialing', 'active', 'past_due')
+          AND i.billing_start_date <= $1 AND i.id > $2
+          AND ($3::uuid[] IS NULL OR a.developer_id = ANY($3::uuid[]))
+          -- a period already paid for covers now (e.g. a reinstall while it was still running)
+          AND NOT EXISTS (SELECT 1 FROM app_transactions t WHERE t.installation_id = i.id AND t.status IN ('paid', 'pending')
+                            AND t.period_start <= $1 AND t.period_end > $1)
+        ORDER BY i.id LIMIT ${BATCH}`,
+      [now, after, scope.developerIds ?? null],
+    );
+    const claimed: { txn: AppTransactionRow; storeEmail: string }[] = [];
+    for (const c of rows) {
+      let amountMinor: number | null = null;
+      try {
+        amountMinor = parseMoney(c.pricing.amount);
+      } catch {
+        amountMinor = null; // app-input.ts validates prices; an unreadable one is never charged
+      }
+      const currency = String(c.pricing.currency ?? 'USD').toUpperCase();
+      const fxRate = fxRateFor(deps, currency);
+      const period = periodContaining(c.billing_start_date, c.pricing.interval === 'year' ? 'year' : 'month', now);
+      if (!amountMinor || amountMinor <= 0 || !period) continue;
+      if (!fxRate) {
+        // No rate to roll the developer's share up to USD: not charged until one is configured.
+        deps.log?.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
+        continue;
+      }
+      const txn = await openCharge(deps.db, {
+        installationId: c.id, appId: c.app_id, storeId: c.store_id, developerId: c.developer_id, amountMinor, currency,
+        commissionRate: parseDecimal(c.commission_rate ?? deps.config.commissionRate), fxRate,
+        periodStart: period.start, periodEnd: period.end,
+      }, now);
+      if (txn) claimed.push({ txn, storeEmail: c.store_email });
+    }
+    for (const { txn, storeEmail } of claimed) await chargeClaimed(deps, txn, storeEmail);
+    attempted += claimed.length;
+    if (rows.length < BATCH) break;
+    after = rows[rows.length - 1].id;
+  }
+  return attempted;
+}
+
+/** Pending charges whose run died: claimed again (fresh lease) by exactly one run. */
+async function reclaimStaleCharges(deps: Deps, now: Date, scope: Scope): Promise<AppTransactionRow[]> {
+  return deps.db.transaction(async (tx) => {
+    const { rows } = await tx.query<AppTransactionRow>(
+      `UPDATE app_transactions SET claimed_at = $1, updated_at = $1
+        WHERE id IN (SELECT id FROM app_transactions WHERE status = 'pending' AND claimed_at < $2
+                        AND ($3::uuid[] IS NULL OR developer_id = ANY($3::uuid[]))
+                      ORDER BY claimed_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+        RETURNING *`,
+      [now, new Date(now.getTime() - CHARGE_LEASE_MS), scope.developerIds ?? null],
+    );
+    return rows;
+  });
+}
+
+/** Step 2 for one claimed transaction, then step 3. A thrown provider error leaves it pending. */
+export async function chargeClaimed(deps: Deps, txn: AppTransactionRow, storeEmail: string): Promise<AppTransactionRow | null> {
+  let result: ProviderResult;
+  try {
+    result = await billingProviders(deps).payments.charge({
+      idempotencyKey: txn.id,
+      storeId: txn.store_id,
+      storeEmail,
+      amountMinor: txn.amount_cents,
+      currency: txn.currency,
+      description: `App subscription ${txn.period_start.toISOString().slice(0, 10)} to ${txn.period_end.toISOString().slice(0, 10)}`,
+    });
+  } catch (err) {
+    deps.log?.warn({ err, transactionId: txn.id }, 'billing: payment provider unavailable; the charge is retried after its lease');
+    return null;
+  }
+  return settleCharge(deps, txn, result);
+}
+
+/** Limits a run to some developers' apps (tests and tooling); the job itself runs over everyone. */
+export interface Scope {
+  developerIds?: string[];
+}
+
+/** The job: finish ended uninstalls, charge every due installation once. `processed` = charges attempted + uninstalls finished. */
+export async function runBillingCharges(deps: Deps, scope: Scope = {}): Promise<{ processed: number }> {
+  const now = deps.clock.now();
+  const finished = await finishPendingUninstalls(deps.db, now, scope);
+  let attempted = await chargeDueInstallations(deps, now, scope);
+  for (const txn of await reclaimStaleCharges(deps, now, scope)) {
+    const { rows } = await deps.db.query<{ email: string }>('SELECT email FROM stores WHERE id = $1', [txn.store_id]);
+    await chargeClaimed(deps, txn, rows[0]?.email ?? '');
+    attempted++;
+  }
+  return { processed: attempted + finished };
+}
