@@ -13,6 +13,8 @@ export interface Scenario {
   headerSets: Record<string, string>[];
   /** The server's pid, to measure the CPU time it spends per request. */
   serverPid?: number;
+  /** Paths (with query) cycled through instead of the URL's own, entry i with header set i mod n. */
+  paths?: string[];
 }
 
 export interface LoadOptions {
@@ -61,7 +63,9 @@ function runOnce(scenario: Scenario, opts: { connections: number; durationS: num
         duration: opts.durationS,
         timeout: 10,
         // Static requests, built once: each connection walks the list, one token per request.
-        requests: scenario.headerSets.map((headers) => ({ method: 'GET', path: url.pathname + url.search, headers })),
+        requests: scenario.paths
+          ? scenario.paths.map((path, i) => ({ method: 'GET', path, headers: scenario.headerSets[i % scenario.headerSets.length] }))
+          : scenario.headerSets.map((headers) => ({ method: 'GET', path: url.pathname + url.search, headers })),
       },
       (err: Error | null, result: autocannon.Result) => (err ? reject(err) : resolve(result)),
     );

@@ -10,7 +10,8 @@
 // PGlite by default; with DATABASE_URL set, a database created for the run on that server (dropped
 // at the end). Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 3), BENCH_CONNECTIONS (32),
 // BENCH_STORES (50), BENCH_SKIP_COLD=1, BENCH_PROFILE=1 (--cpu-prof on the service), BENCH_KEEP=1,
-// BENCH_ONLY=products,files,hello,pk (a subset of the scenarios, e.g. to profile one of them).
+// BENCH_ONLY=products,files,hello,pk,order,orders,analytics (a subset of the scenarios, e.g. to profile
+// one of them). The order scenarios (bench/orders.ts) run on one store with BENCH_ORDERS orders (100000).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import { freePort, startChild, stopAll, stopChild, waitReady, type Child } from 
 import { createDatabase, describeServer, dropDatabase } from './database.js';
 import { runScenario, type LoadOptions, type LoadResult, type Scenario } from './load.js';
 import { serviceEnv, setupBenchData, type BenchTarget } from './setup-data.js';
+import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -40,10 +42,11 @@ const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const ONLY = new Set((process.env.BENCH_ONLY?.trim() || 'products,files,hello,pk').split(',').map((s) => s.trim()));
-for (const s of ONLY) if (!['products', 'files', 'hello', 'pk'].includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
+const ONLY = new Set((process.env.BENCH_ONLY?.trim() || 'products,files,hello,pk,order,orders,analytics').split(',').map((s) => s.trim()));
+for (const s of ONLY) if (!['products', 'files', 'hello', 'pk', 'order', 'orders', 'analytics'].includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
+const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
 
-const TARGETS = { productsVsPk: 0.5, notFoundVsHello: 0.5, productsP99Ms: 25, coldStartMs: 5000 };
+const TARGETS = { productsVsPk: 0.5, notFoundVsHello: 0.5, productsP99Ms: 25, coldStartMs: 5000, orderVsPk: 0.5, analyticsMs: 300 };
 
 // ---- clean-up: children, temp dirs, scratch databases; on every exit path --------------------
 
@@ -232,8 +235,8 @@ async function main() {
     secret: SECRET,
   };
   const t0 = performance.now();
-  const data = await setupBenchData(target, STORES);
-  console.log(`  ${STORES} stores, app tier ${data.tier}, 5 products each: ${fmtMs(performance.now() - t0)}${target.databaseUrl ? ` (database ${new URL(target.databaseUrl).pathname.slice(1)})` : ` (${target.dataDir})`}`);
+  const data = await setupBenchData(target, STORES, ORDERS);
+  console.log(`  ${STORES} stores, app tier ${data.tier}, 5 products each${ORDERS ? `; one store with ${ORDERS} orders and ${BENCH_ORDER_APPS} apps` : ''}: ${fmtMs(performance.now() - t0)}${target.databaseUrl ? ` (database ${new URL(target.databaseUrl).pathname.slice(1)})` : ` (${target.dataDir})`}`);
 
   // 3. The service under load.
   console.log('\n3. service');
@@ -249,6 +252,20 @@ async function main() {
   const files = ONLY.has('files')
     ? await measure({ name: 'files.json (404 after auth)', url: `${service.base}/api/v1/files.json`, expectStatus: 404, headerSets, serverPid }, opts)
     : null;
+  const od = data.orders;
+  if (od) await orderSanityCheck(service.base, od);
+  const orderHeaders = od?.tokens.map((t) => ({ authorization: `Bearer ${t}` })) ?? [];
+  const order = od && ONLY.has('order')
+    ? await measure({ name: `order by id (${od.count} orders)`, url: service.base, paths: od.orderIds.map((id) => `/api/v1/orders/${id}.json`), expectStatus: 200, headerSets: orderHeaders, serverPid }, opts)
+    : null;
+  const orders = od && ONLY.has('orders')
+    ? await measure({ name: 'orders ?limit=50', url: `${service.base}/api/v1/orders.json?limit=50`, expectStatus: 200, headerSets: orderHeaders, serverPid }, opts)
+    : null;
+  let analytics: (Latency & { orders: number }) | null = null;
+  if (od && ONLY.has('analytics')) {
+    analytics = await analyticsLatency(service.base, od.tokens);
+    console.log(`  analytics last_90_days (${analytics.orders} orders in range), one at a time: p50 ${analytics.p50.toFixed(1)} ms, p95 ${analytics.p95.toFixed(1)} ms, max ${analytics.max.toFixed(1)} ms`);
+  }
   const code = await stopChild(service.child);
   if (code !== 0) console.warn(`  warning: the service exited with code ${code} on SIGTERM:\n${service.child.output()}`);
   else if (service.child.output().trim()) console.log(`  service output:\n${service.child.output().split('\n').map((l) => '    ' + l).join('\n')}`);
@@ -263,7 +280,7 @@ async function main() {
 
   // 5. Report.
   console.log(`\nResults (${kind}; load avg at end ${load()})`);
-  const all = [products, pk, files, hello].filter((r): r is LoadResult => r !== null);
+  const all = [products, order, orders, pk, files, hello].filter((r): r is LoadResult => r !== null);
   table(all);
 
   const invalid = all.filter((r) => r.unexpectedTotal || r.errors || r.timeouts);
@@ -289,6 +306,14 @@ async function main() {
   if (products) {
     const note = SERVER_URL ? '' : '  (the target is for PostgreSQL; shown for reference)';
     console.log(`  products p99 @ ${CONNECTIONS} connections: ${products.p99.toFixed(1).padStart(5)} ms  (target < ${TARGETS.productsP99Ms} ms)  ${verdict(products.p99 < TARGETS.productsP99Ms)}${note}`);
+  }
+  if (order && pk) {
+    const ratio = order.requestsPerSec / pk.requestsPerSec;
+    console.log(`  order by id vs pk-select floor:  ${pct(ratio).padStart(6)}  (target >= ${pct(TARGETS.orderVsPk)})  ${verdict(ratio >= TARGETS.orderVsPk)}${cpuCheck(order, pk)}`);
+  }
+  if (analytics) {
+    const note = SERVER_URL ? '' : '  (the target is for PostgreSQL; shown for reference)';
+    console.log(`  analytics last_90_days p95:      ${analytics.p95.toFixed(1).padStart(5)} ms  (target < ${TARGETS.analyticsMs} ms)  ${verdict(analytics.p95 < TARGETS.analyticsMs)}${note}`);
   }
   if (cold) console.log(`  cold start (empty embedded + demo): ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);

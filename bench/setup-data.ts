@@ -14,6 +14,7 @@ import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
 import { authorize, exchangeToken } from '../src/oauth/oauth.service.js';
 import { uuidv7 } from '../src/ids.js';
+import { setupOrderBench, type OrderBenchData } from './orders.js';
 
 export interface BenchTarget {
   /** Service data dir (SVC_DATA_DIR); PGlite keeps its files in `<dataDir>/pgdata`. */
@@ -28,6 +29,8 @@ export interface BenchData {
   storeIds: string[];
   appId: string;
   tier: string;
+  /** The order scenarios' store (bench/orders.ts), when asked for. */
+  orders: OrderBenchData | null;
 }
 
 /** The same environment the server child gets, as the service's own config. */
@@ -62,7 +65,7 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T, index: number
   return out;
 }
 
-export async function setupBenchData(target: BenchTarget, stores: number): Promise<BenchData> {
+export async function setupBenchData(target: BenchTarget, stores: number, orders = 0): Promise<BenchData> {
   const config = loadConfig(serviceEnv(target), { persistSecret: false });
   const db = await openTargetDb(target);
   const runtime = await startRuntime(config, { db }); // migrates
@@ -94,13 +97,14 @@ export async function setupBenchData(target: BenchTarget, stores: number): Promi
       tokens.push(await install(deps, storeId, app.clientId, app.clientSecret!));
     }
 
+    const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
     const { rows } = await deps.db.query<{ installs: number; products: number; variants: number }>(
       `SELECT (SELECT count(*)::int FROM installations WHERE app_id = $1 AND status = 'active') AS installs,
               (SELECT count(*)::int FROM products) AS products, (SELECT count(*)::int FROM variants) AS variants`,
       [app.appId],
     );
     if (rows[0].installs !== stores) throw new Error(`expected ${stores} active installations, found ${rows[0].installs}`);
-    return { tokens, storeIds, appId: app.appId, tier: app.tier };
+    return { tokens, storeIds, appId: app.appId, tier: app.tier, orders: orderData };
   } finally {
     await runtime.close();
   }

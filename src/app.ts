@@ -26,6 +26,7 @@ import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
 import { stripeWebhookRoutes } from './payments/stripe.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
+import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from './orders/plugins.js';
 
 export interface BuildOptions {
   logger?: boolean | object;
@@ -84,6 +85,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(deliveryLogRoutes, { deps });
   await app.register(stripeWebhookRoutes, { deps });
   await app.register(billingRoutes, { deps });
+  await app.register(orderAreaRootRoutes, { deps });
   await app.register(
     merchantAdmin(deps, async (_admin) => {
       // Merchant admin routes of each area are registered here (C7).
@@ -92,6 +94,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await _admin.register(customerAdminRoutes, { deps });
       await _admin.register(discountAdminRoutes, { deps });
       await _admin.register(storeWebhookRoutes, { deps });
+      await _admin.register(orderAreaAdminRoutes, { deps });
     }),
   );
   await app.register(
@@ -104,6 +107,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await api.register(customerApiRoutes, { deps });
       await api.register(discountApiRoutes, { deps });
       await api.register(webhookApiRoutes, { deps });
+      await api.register(orderAreaApiRoutes, { deps });
     }),
     { prefix: '/api/v1' },
   );

@@ -3,6 +3,7 @@
 // transaction; each area's later issues extend it as their routes land.
 import type { Tx } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
+import { insertDemoOrderData } from '../orders/demo.js';
 
 const DAY = 86_400_000;
 
@@ -108,6 +109,7 @@ export async function insertDemoStoreData(tx: Tx, storeId: string, now: Date): P
     [uuidv7(), storeId, at(30)],
   );
   await insertDemoCatalogData(tx, storeId, now);
+  await insertDemoOrderData(tx, storeId, now);
 }
 
 /**

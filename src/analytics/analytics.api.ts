@@ -1,0 +1,27 @@
+// App API `GET /api/v1/analytics/sales` (scope read_analytics): envelope `data` as app-api.md Store
+// analytics; a bad range is a 400 envelope (C6.7).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { apiCaller } from '../api/app-api.js';
+import { envelope } from '../http/shapes.js';
+import { RANGES, resolveRange, salesAnalytics } from './sales.js';
+
+export async function analyticsApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+  api.get('/analytics/sales', {
+    config: { scope: 'read_analytics', shape: 'envelope' },
+    schema: {
+      tags: ['analytics'],
+      security: [{ accessToken: [] }],
+      summary: 'Sales over a range of UTC days (C6.7, C6.8): orders, customers, sessions, regions, sources; every day of the range present',
+      querystring: Type.Object({
+        range: Type.Optional(Type.String({ description: `${RANGES.join(', ')}; default last_7_days (the 7 days ending today, today included)` })),
+        start_date: Type.Optional(Type.String({ description: 'custom range: first UTC day (ISO 8601), included' })),
+        end_date: Type.Optional(Type.String({ description: 'custom range: last UTC day (ISO 8601), included' })),
+      }),
+    },
+  }, async (request) => {
+    const range = resolveRange(request.query as Record<string, unknown>, deps.clock.now());
+    return envelope(await salesAnalytics(deps.db, apiCaller(request).storeId, range));
+  });
+}

@@ -1,0 +1,156 @@
+// The mail layer (design.md: nodemailer when SMTP_URL is set; always recorded in the email log of
+// C12.3). Every email gets a log row first; then, with SMTP configured, it is sent and the row says
+// `sent` or `failed`; without SMTP the row says `logged` and that is all.
+//
+//   sendMail(deps, message)          record and send now (outside any transaction)
+//   recordMail(tx, config, message)  record inside a change's transaction (a rolled-back change
+//   deliverMail(deps, entry)         leaves no email), then send after the commit
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Config } from '../config.js';
+import type { Deps } from '../deps.js';
+import type { Queryable } from '../db/db.js';
+import { uuidv7 } from '../ids.js';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  /** Which kind of email (e.g. `order_shipped`); the log and tests look emails up by it. */
+  template: string;
+  text: string;
+  html?: string;
+  storeId?: string | null;
+}
+
+export type MailStatus = 'queued' | 'sent' | 'logged' | 'failed';
+
+export interface MailEntry {
+  id: string;
+  message: MailMessage;
+  status: MailStatus;
+}
+
+/** The email log record of C12.3. */
+export interface EmailView {
+  emailId: string;
+  to: string;
+  subject: string;
+  template: string;
+  status: MailStatus;
+  createdAt: string;
+}
+
+/** SMTP sends that are still under way (awaited by `flushMail`, e.g. before a test reads the log). */
+const inFlight = new Set<Promise<void>>();
+const transports = new Map<string, Transporter>();
+
+function transportFor(smtpUrl: string): Transporter {
+  let t = transports.get(smtpUrl);
+  if (!t) {
+    // Bounded waits: a dead mail server must not hold a send (and its log row) forever.
+    // (the URL's own query parameters win over these defaults).
+    t = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as any);
+    transports.set(smtpUrl, t);
+  }
+  return t;
+}
+
+/** The sender address: no-reply at the service's own host. */
+export function fromAddress(config: Config): string {
+  let host = 'localhost';
+  try {
+    host = new URL(config.baseUrl).hostname || host;
+  } catch {
+    // keep localhost
+  }
+  return `Store Platform <no-reply@${host}>`;
+}
+
+/** Writes the log row: `queued` when SMTP will send it, else `logged` (final). */
+export async function recordMail(q: Queryable, config: Config, message: MailMessage, now: Date): Promise<MailEntry> {
+  const id = uuidv7(now.getTime());
+  const status: MailStatus = config.smtpUrl ? 'queued' : 'logged';
+  await q.query(
+    `INSERT INTO email_log (id, store_id, to_address, subject, template, body, status, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+    [id, message.storeId ?? null, message.to, message.subject, message.template, message.text, status, now],
+  );
+  return { id, message, status };
+}
+
+/**
+ * Sends a recorded email through SMTP (when configured) and records the outcome. Never throws: a
+ * failed send is a `failed` row with its error, not a failed request.
+ */
+export async function deliverMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, entry: MailEntry): Promise<MailStatus> {
+  const smtpUrl = deps.config.smtpUrl;
+  if (!smtpUrl || entry.status !== 'queued') return entry.status;
+  let status: MailStatus = 'sent';
+  let error: string | null = null;
+  try {
+    await transportFor(smtpUrl).sendMail({
+      from: fromAddress(deps.config),
+      to: entry.message.to,
+      subject: entry.message.subject,
+      text: entry.message.text,
+      ...(entry.message.html ? { html: entry.message.html } : {}),
+    });
+  } catch (err) {
+    status = 'failed';
+    error = err instanceof Error ? err.message.slice(0, 1000) : String(err);
+  }
+  await deps.db
+    .query('UPDATE email_log SET status = $2, error = $3, updated_at = $4 WHERE id = $1', [entry.id, status, error, deps.clock.now()])
+    .catch(() => {});
+  return status;
+}
+
+/** Record and send now. Call outside any transaction (SMTP is network I/O). */
+export async function sendMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, message: MailMessage): Promise<MailEntry> {
+  const entry = await recordMail(deps.db, deps.config, message, deps.clock.now());
+  const status = await deliverMail(deps, entry);
+  return { ...entry, status };
+}
+
+/**
+ * Sends recorded emails in the background after a change committed, so the request does not wait
+ * for the mail server. `flushMail` waits for every send started this way.
+ */
+export function deliverLater(deps: Pick<Deps, 'config' | 'db' | 'clock'>, entries: MailEntry[]): void {
+  for (const entry of entries) {
+    if (entry.status !== 'queued') continue;
+    const p = deliverMail(deps, entry).then(() => undefined, () => undefined);
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+}
+
+export async function flushMail(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
+}
+
+export function emailView(row: { id: string; to_address: string; subject: string; template: string; status: MailStatus; created_at: Date }): EmailView {
+  return {
+    emailId: row.id,
+    to: row.to_address,
+    subject: row.subject,
+    template: row.template,
+    status: row.status,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+/** Newest first; `to` matches the whole address in any case. */
+export async function listEmails(q: Queryable, opts: { to?: string; limit: number; offset: number }) {
+  const where = opts.to ? 'WHERE lower(to_address) = lower($3)' : '';
+  const params: unknown[] = [opts.limit, opts.offset];
+  if (opts.to) params.push(opts.to);
+  const [page, count] = await Promise.all([
+    q.query<any>(
+      `SELECT id, to_address, subject, template, status, created_at FROM email_log ${where}
+        ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`,
+      params,
+    ),
+    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_log ${opts.to ? 'WHERE lower(to_address) = lower($1)' : ''}`, opts.to ? [opts.to] : []),
+  ]);
+  return { emails: page.rows.map(emailView), total: count.rows[0].n };
+}

@@ -1,0 +1,98 @@
+// App API orders (app-api.md `GET /api/v1/orders.json`, `GET /api/v1/orders/{id}.json`; scope
+// read_orders): bare bodies, errors in the errors body (C5.1), list paging in the `Link` header with
+// the filters carried along (C5.4). Another store's order is simply not found (404).
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../deps.js';
+import { apiCaller } from '../api/app-api.js';
+import { notFound, unprocessable } from '../http/errors.js';
+import { linkHeader, parsePage, MAX_LIMIT } from '../http/paging.js';
+import { isUuid } from '../ids.js';
+import { orderListView, orderView } from './order-view.js';
+import { findOrder, listOrders, type OrderListFilter } from './orders.repo.js';
+
+const tags = ['orders'];
+const security = [{ accessToken: [] }];
+
+/** C7.2: the App API filter value -> the merchant statuses it selects. */
+export const STATUS_FILTER: Record<string, string[]> = {
+  pending: ['pending'],
+  confirmed: ['confirmed'],
+  processing: ['paid', 'partial'],
+  shipped: ['shipped'],
+  delivered: ['delivered'],
+  cancelled: ['canceled'],
+};
+
+const invalid = (field: string, problem: string) => unprocessable(`${field} ${problem}`, { [field]: [problem] });
+
+/** The list's filters from the query; a value outside what each accepts is a 422. */
+export function readListFilter(query: Record<string, unknown>): { filter: OrderListFilter; carried: Record<string, string> } {
+  const filter: OrderListFilter = {};
+  const carried: Record<string, string> = {};
+  const one = (key: string) => {
+    const v = query[key];
+    return Array.isArray(v) ? v.join(',') : typeof v === 'string' ? v.trim() : v === undefined || v === null ? '' : String(v);
+  };
+  const status = one('status');
+  if (status) {
+    const statuses = STATUS_FILTER[status];
+    if (!statuses) throw invalid('status', `must be one of ${Object.keys(STATUS_FILTER).join(', ')}`);
+    filter.statuses = statuses;
+    carried.status = status;
+  }
+  const since = one('since_id');
+  if (since) {
+    if (!isUuid(since)) throw invalid('since_id', 'must be an order id');
+    filter.sinceId = since.toLowerCase();
+    carried.since_id = since;
+  }
+  const ids = one('ids');
+  if (ids) {
+    const list = [...new Set(ids.split(',').map((s) => s.trim()).filter(Boolean))];
+    if (!list.every(isUuid)) throw invalid('ids', 'must be a comma-separated list of order ids');
+    if (list.length > MAX_LIMIT) throw invalid('ids', `names more than ${MAX_LIMIT} orders`);
+    if (list.length) {
+      filter.ids = list.map((s) => s.toLowerCase());
+      carried.ids = list.join(',');
+    }
+  }
+  return { filter, carried };
+}
+
+export async function orderApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+  const read = { scope: 'read_orders', shape: 'errors' } as const;
+
+  api.get('/orders.json', {
+    config: read,
+    schema: {
+      tags, security,
+      summary: 'Orders, newest first, in the list view; paging in the Link header (C5.4)',
+      querystring: Type.Object({
+        page: Type.Optional(Type.String()),
+        limit: Type.Optional(Type.String({ description: 'default 50, at most 250 (clamped)' })),
+        status: Type.Optional(Type.String({ description: 'pending, confirmed, processing (paid or partial), shipped, delivered or cancelled (C7.2); another value -> 422' })),
+        since_id: Type.Optional(Type.String({ description: 'only orders whose id (UUID v7) is greater (C5.3)' })),
+        ids: Type.Optional(Type.String({ description: 'comma-separated order ids' })),
+      }),
+    },
+  }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const { filter, carried } = readListFilter(query);
+    const page = parsePage(query);
+    const { rows, hasNext } = await listOrders(deps.db, apiCaller(request).storeId, filter, page);
+    const link = linkHeader(deps.config.baseUrl, '/api/v1/orders.json', carried, page, hasNext);
+    if (link) reply.header('Link', link);
+    return { orders: rows.map(orderListView) };
+  });
+
+  api.get('/orders/:id.json', {
+    config: read,
+    schema: { tags, security, summary: 'One order, every field', params: Type.Object({ id: Type.String({ description: 'order id (UUID)' }) }) },
+  }, async (request) => {
+    const { id } = request.params as { id: string };
+    const row = isUuid(id) ? await findOrder(deps.db, apiCaller(request).storeId, id) : null;
+    if (!row) throw notFound('Order not found');
+    return { order: orderView(row, deps.config.baseUrl) };
+  });
+}

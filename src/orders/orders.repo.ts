@@ -1,0 +1,135 @@
+// Orders' SQL. A read is one statement: the order row with its line items, customer, transactions
+// and metafields as JSON, so the App API's single-order read is one round trip (named, so planned
+// once per connection, db.ts). Lists are one statement for the page, newest first.
+import type { Queryable } from '../db/db.js';
+import type { LineJson, OrderRow } from './order-view.js';
+
+/** A timestamptz as ISO 8601 in UTC with milliseconds, as the API shows it (no Date round trip). */
+const ts = (column: string, as = column.replace(/^\w+\./, '')) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${as}`;
+
+const ORDER_COLUMNS = `o.id, o.store_id, o.order_number, o.email, o.phone, o.status, o.financial_status, o.fulfillment_status,
+  ${ts('o.cancelled_at')}, o.cancel_reason, o.currency, o.subtotal_minor, o.tax_minor, o.tax_rate::text AS tax_rate, o.shipping_minor,
+  o.discount_minor, o.total_minor, o.refunded_minor, o.paid_minor, o.payment_method, o.discount, o.shipping_address,
+  o.billing_address, o.shipping_line, o.attributes, o.note, o.tags, o.courier_name, o.tracking_number, o.tracking_url,
+  o.digital_data, ${ts('o.delivery_date')}, ${ts('o.shipped_date')}, o.staff_id, o.confirmation_number, ${ts('o.processed_at')},
+  ${ts('o.created_at')}, ${ts('o.updated_at')}, s.slug`;
+
+const CUSTOMER = `(SELECT json_build_object('id', c.id, 'email', c.email, 'name', c.name, 'phone', c.phone)
+     FROM customers c WHERE c.id = o.customer_id) AS customer`;
+
+const LINE_ITEMS = `COALESCE((SELECT json_agg(li ORDER BY li.position) FROM (
+     SELECT id, product_id, variant_id, product_num_id, variant_num_id, title, variant_title, sku, quantity, price_minor,
+            total_discount_minor, properties, requires_shipping, taxable, stock_deducted, fulfilled_quantity, position
+       FROM order_line_items WHERE order_id = o.id) li), '[]') AS line_items`;
+
+const TRANSACTIONS = `COALESCE((SELECT json_agg(t ORDER BY t.at, t.id) FROM (
+     SELECT id, kind, status, gateway, amount_minor, created_at AS at, ${ts('created_at')}
+       FROM order_transactions WHERE order_id = o.id) t), '[]') AS transactions`;
+
+const METAFIELDS = `COALESCE((SELECT json_agg(json_build_array(m.namespace, m.key, m.type, m.value) ORDER BY m.namespace, m.key)
+     FROM metafields m WHERE m.store_id = o.store_id AND m.owner_type = 'order' AND m.owner_id = o.id::text), '[]') AS metafields`;
+
+/**
+ * The row comes back as one JSON value: the driver parses one column instead of forty, which is most
+ * of what a single-order read costs the service beyond its gate.
+ */
+const FULL_SQL = `SELECT row_to_json(x) AS o FROM (
+  SELECT ${ORDER_COLUMNS}, ${CUSTOMER}, ${LINE_ITEMS}, ${TRANSACTIONS}, ${METAFIELDS}
+    FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.id = $1::uuid AND o.store_id = $2::uuid) x`;
+
+const FULL_ANY_STORE_SQL = `SELECT row_to_json(x) AS o FROM (
+  SELECT ${ORDER_COLUMNS}, ${CUSTOMER}, ${LINE_ITEMS}, ${TRANSACTIONS}, ${METAFIELDS}
+    FROM orders o JOIN stores s ON s.id = o.store_id WHERE o.id = $1::uuid) x`;
+
+/** The order with everything the full view shows; null when it is not the store's. */
+export async function findOrder(q: Queryable, storeId: string, id: string): Promise<OrderRow | null> {
+  const { rows } = await q.query<{ o: OrderRow }>(FULL_SQL, [id, storeId], { name: 'orders_get_full' });
+  return rows[0]?.o ?? null;
+}
+
+export async function findOrderAnyStore(q: Queryable, id: string): Promise<OrderRow | null> {
+  const { rows } = await q.query<{ o: OrderRow }>(FULL_ANY_STORE_SQL, [id], { name: 'orders_get_full_any' });
+  return rows[0]?.o ?? null;
+}
+
+export interface OrderListFilter {
+  /** Merchant statuses (C7.2 mapping of the App API filter). */
+  statuses?: string[];
+  sinceId?: string;
+  ids?: string[];
+}
+
+/**
+ * Newest first; one row more than asked tells whether a next page exists. Each combination of
+ * filters is its own named statement (at most eight), values passed as text so that the same
+ * statement serves both drivers (the embedded one writes parameters as SQL literals).
+ */
+export async function listOrders(q: Queryable, storeId: string, f: OrderListFilter, page: { limit: number; offset: number }) {
+  const params: unknown[] = [storeId, page.limit + 1, page.offset];
+  const where = ['o.store_id = $1::uuid'];
+  let name = 'orders_list';
+  if (f.statuses) {
+    params.push(f.statuses.join(','));
+    where.push(f.statuses.length === 1 ? `o.status = $${params.length}::text` : `o.status = ANY(string_to_array($${params.length}::text, ','))`);
+    name += f.statuses.length === 1 ? '_s' : '_sm';
+  }
+  if (f.sinceId) {
+    params.push(f.sinceId);
+    where.push(`o.id > $${params.length}::uuid`);
+    name += '_since';
+  }
+  if (f.ids) {
+    params.push(f.ids.join(','));
+    where.push(`o.id = ANY(string_to_array($${params.length}::text, ',')::uuid[])`);
+    name += '_ids';
+  }
+  const { rows } = await q.query<{ o: OrderRow }>(
+    `SELECT row_to_json(x) AS o FROM (
+       SELECT ${ORDER_COLUMNS}, o.created_at AS at, ${CUSTOMER}, ${LINE_ITEMS}
+         FROM orders o JOIN stores s ON s.id = o.store_id
+        WHERE ${where.join(' AND ')}
+        ORDER BY o.created_at DESC, o.id DESC LIMIT $2::int OFFSET $3::bigint) x
+      ORDER BY x.at DESC, x.id DESC`,
+    params,
+    { name },
+  );
+  return { rows: rows.slice(0, page.limit).map((r) => r.o), hasNext: rows.length > page.limit };
+}
+
+/** The order row locked for the rest of the transaction: every change of an order starts here. */
+export async function lockOrder(q: Queryable, id: string): Promise<{ id: string; store_id: string } | null> {
+  const { rows } = await q.query<{ id: string; store_id: string }>('SELECT id, store_id FROM orders WHERE id = $1::uuid FOR UPDATE', [id]);
+  return rows[0] ?? null;
+}
+
+export async function lineItemsOf(q: Queryable, orderId: string): Promise<LineJson[]> {
+  const { rows } = await q.query<LineJson>(
+    `SELECT id, product_id, variant_id, product_num_id, variant_num_id, title, variant_title, sku, quantity, price_minor,
+            total_discount_minor, properties, requires_shipping, taxable, stock_deducted, fulfilled_quantity, position
+       FROM order_line_items WHERE order_id = $1 ORDER BY position`,
+    [orderId],
+  );
+  return rows;
+}
+
+export async function insertTransaction(
+  q: Queryable,
+  t: { id: string; orderId: string; storeId: string; kind: 'sale' | 'refund'; status: 'pending' | 'success'; gateway: string | null; amountMinor: number; now: Date },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO order_transactions (id, order_id, store_id, kind, status, gateway, amount_minor, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [t.id, t.orderId, t.storeId, t.kind, t.status, t.gateway, t.amountMinor, t.now],
+  );
+}
+
+export async function recordChange(
+  q: Queryable,
+  c: { id: string; orderId: string; storeId: string; action: string; userId: string | null; staffId: string | null; changes: unknown; now: Date },
+): Promise<void> {
+  await q.query(
+    `INSERT INTO order_changes (id, order_id, store_id, action, user_id, staff_id, changes, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
+    [c.id, c.orderId, c.storeId, c.action, c.userId, c.staffId, JSON.stringify(c.changes ?? {}), c.now],
+  );
+}

@@ -1,0 +1,110 @@
+// Refunds and cancellation (C7.1 `POST /orders/{id}/refund`, `POST /orders/{id}/cancel`) with the
+// events of app-api.md's table plus `orders/updated` on every order change:
+//   full refund            refunds/create, orders/updated, orders/cancelled (the order becomes canceled)
+//   point-of-sale refund   refunds/create, orders/updated (the order stays as it is otherwise)
+//   cancel                 orders/updated, orders/cancelled
+// `restock: true` returns stock once per line item (stock.ts).
+import type { Deps } from '../deps.js';
+import { badRequest } from '../http/errors.js';
+import { uuidv7 } from '../ids.js';
+import { formatMinor } from '../money.js';
+import { emit } from '../outbox/emit.js';
+import { readRefundOrCancel } from './order-input.js';
+import { lineItemView, merchantOrderRecord } from './order-view.js';
+import { insertTransaction, recordChange } from './orders.repo.js';
+import { emitOrderEvents, lockForChange, paidAmount, setOrder, type Actor } from './orders.service.js';
+import { restockOrder } from './stock.js';
+
+/**
+ * A full refund gives back everything paid and not yet refunded; the order's `financial_status`
+ * becomes `refunded`. Without `pos` the order is canceled too (`cancel_reason` from `reason`).
+ * An order with nothing to give back (not paid, or refunded already) is a 400.
+ */
+export async function refundOrder(deps: Deps, orderId: string, body: unknown, actor: Actor) {
+  const input = readRefundOrCancel(body);
+  return deps.db.transaction(async (tx) => {
+    const order = await lockForChange(tx, orderId, actor);
+    const now = deps.clock.now();
+    const amount = paidAmount(order) - order.refunded_minor;
+    if (amount <= 0) {
+      throw badRequest(order.refunded_minor > 0 ? 'The order is refunded already' : 'The order has not been paid; there is nothing to refund');
+    }
+    const restocked = new Set(input.restock ? (await restockOrder(tx, order.id)).map((l) => l.id) : []);
+    const transactionId = uuidv7(now.getTime());
+    await insertTransaction(tx, { id: transactionId, orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method, amountMinor: amount, now });
+
+    const refundId = uuidv7(now.getTime());
+    const refundLines = order.line_items.map((l) => ({
+      id: uuidv7(now.getTime()),
+      line_item_id: l.id,
+      quantity: l.quantity,
+      restock_type: restocked.has(l.id) ? (input.pos ? 'return' : 'cancel') : 'no_restock',
+      subtotal_minor: l.price_minor * l.quantity - l.total_discount_minor,
+    }));
+    await tx.query(
+      `INSERT INTO refunds (id, order_id, store_id, reason, pos, restock, amount_minor, transaction_id, refund_line_items, staff_id, created_at)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9::jsonb,$10,$11)`,
+      [refundId, order.id, order.store_id, input.reason, input.pos, input.restock, amount, transactionId, JSON.stringify(refundLines), actor.userId, now],
+    );
+
+    const set: Record<string, unknown> = { refunded_minor: order.refunded_minor + amount, financial_status: 'refunded' };
+    const becomesCanceled = !input.pos && order.status !== 'canceled';
+    if (!input.pos) {
+      set.status = 'canceled';
+      set.cancelled_at = order.cancelled_at ?? now;
+      set.cancel_reason = input.reason ?? order.cancel_reason;
+    }
+    await setOrder(tx, order.id, set, now);
+    await recordChange(tx, {
+      id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, action: input.pos ? 'refund_pos' : 'refund', userId: actor.userId,
+      staffId: null, changes: { amount: formatMinor(amount), restock: input.restock, reason: input.reason }, now,
+    });
+
+    // Refund body: snake_case with refund_line_items[] and transactions[] (Payload conventions).
+    const iso = now.toISOString();
+    await emit(tx, {
+      storeId: order.store_id,
+      topic: 'refunds/create',
+      payload: {
+        id: refundId,
+        order_id: order.id,
+        created_at: iso,
+        processed_at: iso,
+        note: input.reason,
+        restock: input.restock,
+        refund_line_items: refundLines.map((r, i) => ({
+          id: r.id, line_item_id: r.line_item_id, quantity: r.quantity, restock_type: r.restock_type,
+          subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i]),
+        })),
+        transactions: [{
+          id: transactionId, order_id: order.id, amount: formatMinor(amount), kind: 'refund', status: 'success', gateway: order.payment_method,
+          currency: order.currency, created_at: iso,
+        }],
+      },
+      now,
+    });
+    return merchantOrderRecord(await emitOrderEvents(deps, tx, order.id, becomesCanceled ? ['orders/cancelled'] : [], now));
+  });
+}
+
+/**
+ * The merchant cancels: status `canceled`, `cancelled_at`, `cancel_reason` from `reason`. A canceled
+ * order cannot be canceled again, nor a delivered one (app-api.md Order status: their status no
+ * longer changes). Payment is not given back here: that is the refund.
+ */
+export async function cancelOrder(deps: Deps, orderId: string, body: unknown, actor: Actor) {
+  const input = readRefundOrCancel(body);
+  return deps.db.transaction(async (tx) => {
+    const order = await lockForChange(tx, orderId, actor);
+    if (order.status === 'canceled') throw badRequest('The order is canceled already');
+    if (order.status === 'delivered') throw badRequest('The order is delivered; it can no longer be canceled');
+    const now = deps.clock.now();
+    if (input.restock) await restockOrder(tx, order.id);
+    await setOrder(tx, order.id, { status: 'canceled', cancelled_at: order.cancelled_at ?? now, cancel_reason: input.reason }, now);
+    await recordChange(tx, {
+      id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, action: 'cancel', userId: actor.userId, staffId: null,
+      changes: { restock: input.restock, reason: input.reason }, now,
+    });
+    return merchantOrderRecord(await emitOrderEvents(deps, tx, order.id, ['orders/cancelled'], now));
+  });
+}
