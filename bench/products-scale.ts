@@ -46,7 +46,7 @@ export async function setupProductScaleBench(deps: Deps, partnerId: string, size
       `INSERT INTO products (id, store_id, title, handle, body_html, vendor, product_type, status, tags, price_minor, inventory_quantity, sku, created_at, updated_at)
        SELECT gen_random_uuid(), $1, 'Catalog item ' || g, 'catalog-item-' || g, '<p>Item ' || g || '</p>', 'Bench', 'Bench',
               CASE WHEN g % 10 = 0 THEN 'draft' ELSE 'active' END, '["bench"]', 1000 + g % 5000, g % 100, 'CAT-' || g,
-              to_timestamp(($2::bigint - g * 60000) / 1000.0), to_timestamp(($2::bigint - g * 60000) / 1000.0)
+              to_timestamp(($2::bigint - g::bigint * 60000) / 1000.0), to_timestamp(($2::bigint - g::bigint * 60000) / 1000.0)
          FROM generate_series(1, $3::int) g`,
       [storeId, now, size],
     );

@@ -10,7 +10,7 @@
 // PGlite by default; with DATABASE_URL set, a database created for the run on that server (dropped
 // at the end). Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 3), BENCH_CONNECTIONS (32),
 // BENCH_STORES (50), BENCH_SKIP_COLD=1, BENCH_PROFILE=1 (--cpu-prof on the service), BENCH_KEEP=1,
-// BENCH_ONLY=products,files,hello,pk,order,orders,analytics (a subset of the scenarios, e.g. to profile
+// BENCH_ONLY=products,files,hello,pk,order,orders,analytics,catalog,webhooks (a subset of the scenarios, e.g. to profile
 // one of them). The order scenarios (bench/orders.ts) run on one store with BENCH_ORDERS orders (100000).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { freePort, startChild, stopAll, stopChild, waitReady, type Child } from 
 import { createDatabase, describeServer, dropDatabase } from './database.js';
 import { runScenario, type LoadOptions, type LoadResult, type Scenario } from './load.js';
 import { serviceEnv, setupBenchData, type BenchTarget } from './setup-data.js';
+import { runWebhookBench, type WebhookBenchResult } from '../test/fixtures/webhook-bench.js';
 import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,11 +43,12 @@ const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const ONLY = new Set((process.env.BENCH_ONLY?.trim() || 'products,files,hello,pk,order,orders,analytics').split(',').map((s) => s.trim()));
-for (const s of ONLY) if (!['products', 'files', 'hello', 'pk', 'order', 'orders', 'analytics'].includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
+const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'analytics', 'catalog', 'webhooks'];
+const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
+for (const s of ONLY) if (!SCENARIOS.includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
 const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
 
-const TARGETS = { productsVsPk: 0.5, notFoundVsHello: 0.5, productsP99Ms: 25, coldStartMs: 5000, orderVsPk: 0.5, analyticsMs: 300 };
+const TARGETS = { catalogScaleDrop: 0.2, webhookDeliveriesPerSec: 1500, webhookP99Ms: 1000, productsVsPk: 0.5, notFoundVsHello: 0.5, productsP99Ms: 25, coldStartMs: 5000, orderVsPk: 0.5, analyticsMs: 300 };
 
 // ---- clean-up: children, temp dirs, scratch databases; on every exit path --------------------
 
@@ -235,7 +237,7 @@ async function main() {
     secret: SECRET,
   };
   const t0 = performance.now();
-  const data = await setupBenchData(target, STORES, ORDERS);
+  const data = await setupBenchData(target, STORES, ORDERS, ONLY.has('catalog'));
   console.log(`  ${STORES} stores, app tier ${data.tier}, 5 products each${ORDERS ? `; one store with ${ORDERS} orders and ${BENCH_ORDER_APPS} apps` : ''}: ${fmtMs(performance.now() - t0)}${target.databaseUrl ? ` (database ${new URL(target.databaseUrl).pathname.slice(1)})` : ` (${target.dataDir})`}`);
 
   // 3. The service under load.
@@ -261,6 +263,12 @@ async function main() {
   const orders = od && ONLY.has('orders')
     ? await measure({ name: 'orders ?limit=50', url: `${service.base}/api/v1/orders.json?limit=50`, expectStatus: 200, headerSets: orderHeaders, serverPid }, opts)
     : null;
+  // Issue 3: the product list page of 50 on stores of 1k, 10k and 100k products.
+  const catalog: LoadResult[] = [];
+  for (const store of data.catalog ?? []) {
+    const headers = store.tokens.map((t) => ({ authorization: `Bearer ${t}` }));
+    catalog.push(await measure({ name: `products ?limit=50 (${store.size} products)`, url: `${service.base}/api/v1/products.json?limit=50`, expectStatus: 200, headerSets: headers, serverPid }, opts));
+  }
   let analytics: (Latency & { orders: number }) | null = null;
   if (od && ONLY.has('analytics')) {
     analytics = await analyticsLatency(service.base, od.tokens);
@@ -271,6 +279,13 @@ async function main() {
   else if (service.child.output().trim()) console.log(`  service output:\n${service.child.output().split('\n').map((l) => '    ' + l).join('\n')}`);
   if (profileDir) console.log(`  CPU profile of the service: ${profileDir} (node --import tsx bench/profile-summary.ts ${profileDir}/*.cpuprofile)`);
 
+  // Issue 5: webhook fan-out, with its own service, receiver and database (bench/webhooks.ts).
+  let webhooks: WebhookBenchResult | null = null;
+  if (ONLY.has('webhooks')) {
+    console.log('\n  webhook fan-out');
+    webhooks = await runWebhookBench(SERVER_URL);
+  }
+
   // 4. Floors.
   console.log('\n4. floors');
   const hello = ONLY.has('hello') ? await floor('floor: fastify hello', 'floor-hello.ts', {}, opts) : null;
@@ -280,7 +295,7 @@ async function main() {
 
   // 5. Report.
   console.log(`\nResults (${kind}; load avg at end ${load()})`);
-  const all = [products, order, orders, pk, files, hello].filter((r): r is LoadResult => r !== null);
+  const all = [products, ...catalog, order, orders, pk, files, hello].filter((r): r is LoadResult => r !== null);
   table(all);
 
   const invalid = all.filter((r) => r.unexpectedTotal || r.errors || r.timeouts);
@@ -314,6 +329,18 @@ async function main() {
   if (analytics) {
     const note = SERVER_URL ? '' : '  (the target is for PostgreSQL; shown for reference)';
     console.log(`  analytics last_90_days p95:      ${analytics.p95.toFixed(1).padStart(5)} ms  (target < ${TARGETS.analyticsMs} ms)  ${verdict(analytics.p95 < TARGETS.analyticsMs)}${note}`);
+  }
+  if (catalog.length >= 2) {
+    const small = catalog[0], large = catalog[catalog.length - 1];
+    const drop = 1 - large.requestsPerSec / small.requestsPerSec;
+    const cpuDrop = small.serverCpuUsPerReq && large.serverCpuUsPerReq ? `   [by server CPU per request: ${pct(1 - small.serverCpuUsPerReq / large.serverCpuUsPerReq)}]` : '';
+    const sizes = data.catalog!;
+    console.log(`  products ?limit=50, ${sizes[sizes.length - 1].size} vs ${sizes[0].size} products: throughput ${drop > 0 ? 'falls' : 'rises'} ${pct(Math.abs(drop))}  (target: falls <= ${pct(TARGETS.catalogScaleDrop)})  ${verdict(drop <= TARGETS.catalogScaleDrop)}${cpuDrop}`);
+  }
+  if (webhooks) {
+    const note = SERVER_URL ? '' : '  (the targets are for PostgreSQL; shown for reference)';
+    console.log(`  webhook deliveries sustained:    ${String(Math.round(webhooks.throughputPerSec)).padStart(5)} /s  (target >= ${TARGETS.webhookDeliveriesPerSec})  ${verdict(webhooks.throughputPerSec >= TARGETS.webhookDeliveriesPerSec)}${note}`);
+    console.log(`  webhook first-attempt p99 at ${webhooks.rate} events/s: ${webhooks.latencyP99Ms.toFixed(0)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
   if (cold) console.log(`  cold start (empty embedded + demo): ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);

@@ -14,6 +14,7 @@ import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
 import { authorize, exchangeToken } from '../src/oauth/oauth.service.js';
 import { uuidv7 } from '../src/ids.js';
+import { setupProductScaleBench, type ProductScaleStore } from './products-scale.js';
 import { setupOrderBench, type OrderBenchData } from './orders.js';
 
 export interface BenchTarget {
@@ -31,6 +32,8 @@ export interface BenchData {
   tier: string;
   /** The order scenarios' store (bench/orders.ts), when asked for. */
   orders: OrderBenchData | null;
+  /** The catalog scaling stores (bench/products-scale.ts), when asked for. */
+  catalog: ProductScaleStore[] | null;
 }
 
 /** The same environment the server child gets, as the service's own config. */
@@ -65,7 +68,7 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T, index: number
   return out;
 }
 
-export async function setupBenchData(target: BenchTarget, stores: number, orders = 0): Promise<BenchData> {
+export async function setupBenchData(target: BenchTarget, stores: number, orders = 0, catalogScale = false): Promise<BenchData> {
   const config = loadConfig(serviceEnv(target), { persistSecret: false });
   const db = await openTargetDb(target);
   const runtime = await startRuntime(config, { db }); // migrates
@@ -98,13 +101,14 @@ export async function setupBenchData(target: BenchTarget, stores: number, orders
     }
 
     const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
+    const catalog = catalogScale ? await setupProductScaleBench(deps, partner.user.id) : null;
     const { rows } = await deps.db.query<{ installs: number; products: number; variants: number }>(
       `SELECT (SELECT count(*)::int FROM installations WHERE app_id = $1 AND status = 'active') AS installs,
               (SELECT count(*)::int FROM products) AS products, (SELECT count(*)::int FROM variants) AS variants`,
       [app.appId],
     );
     if (rows[0].installs !== stores) throw new Error(`expected ${stores} active installations, found ${rows[0].installs}`);
-    return { tokens, storeIds, appId: app.appId, tier: app.tier, orders: orderData };
+    return { tokens, storeIds, appId: app.appId, tier: app.tier, orders: orderData, catalog };
   } finally {
     await runtime.close();
   }
