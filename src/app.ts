@@ -27,6 +27,7 @@ import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
 import { stripeWebhookRoutes } from './payments/stripe.routes.js';
 import { billingRoutes } from './billing/billing.routes.js';
 import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from './orders/plugins.js';
+import { gdprAdminAreaRoutes, gdprRootRoutes } from './gdpr/plugins.js';
 
 export interface BuildOptions {
   logger?: boolean | object;
@@ -86,6 +87,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   await app.register(stripeWebhookRoutes, { deps });
   await app.register(billingRoutes, { deps });
   await app.register(orderAreaRootRoutes, { deps });
+  await app.register(gdprRootRoutes, { deps });
   await app.register(
     merchantAdmin(deps, async (_admin) => {
       // Merchant admin routes of each area are registered here (C7).
@@ -95,6 +97,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await _admin.register(discountAdminRoutes, { deps });
       await _admin.register(storeWebhookRoutes, { deps });
       await _admin.register(orderAreaAdminRoutes, { deps });
+      await _admin.register(gdprAdminAreaRoutes, { deps });
     }),
   );
   await app.register(

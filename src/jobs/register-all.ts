@@ -6,10 +6,12 @@ import { TestClock } from '../clock.js';
 import { loadClockOffset } from '../platform/clock-store.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
+import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
   registerBillingJobs(deps);
+  registerGdprJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -19,4 +21,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
   scheduleWebhookWorkers(deps, scheduler);
   scheduleBillingWorkers(deps, scheduler);
+  scheduleGdprWorkers(deps, scheduler);
 }
