@@ -12,7 +12,7 @@
 import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
-import { authorize, exchangeToken } from '../src/oauth/oauth.service.js';
+import { installForBench } from './install.js';
 
 export interface OrderBenchData {
   storeId: string;
@@ -22,15 +22,6 @@ export interface OrderBenchData {
 }
 
 export const BENCH_ORDER_APPS = 40;
-
-async function install(deps: Deps, storeId: string, clientId: string, clientSecret: string): Promise<string> {
-  const { redirectUrl } = await authorize(deps, storeId, { client_id: clientId });
-  const handoff = new URL(redirectUrl).searchParams;
-  const tokens = await exchangeToken(deps, {
-    client_id: clientId, client_secret: clientSecret, grant_type: 'authorization_code', code: handoff.get('code'), state: handoff.get('state'),
-  });
-  return tokens.access_token;
-}
 
 /** A 32-hex-digit UUID v7 for the instant `ts` (SQL), random below the millisecond. */
 const UUID_V7 = (ts: string) =>
@@ -47,7 +38,7 @@ export async function setupOrderBench(deps: Deps, partnerId: string, count: numb
     const { app } = await createApp(deps, { id: partnerId, role: 'PARTNER', storeId: null }, {
       name: `Bench Order Reader ${i}`, appUrl: 'https://bench-app.example.com', scopes: ['read_orders', 'read_analytics'], tier: 'enterprise',
     });
-    tokens.push(await install(deps, storeId, app.clientId, app.clientSecret!));
+    tokens.push(await installForBench(deps, storeId, app.clientId, app.clientSecret!));
   }
   const db = deps.db;
   const now = deps.clock.now();

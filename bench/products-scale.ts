@@ -7,7 +7,7 @@
 import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
-import { authorize, exchangeToken } from '../src/oauth/oauth.service.js';
+import { installForBench } from './install.js';
 
 export const PRODUCT_SCALE_SIZES = [1_000, 10_000, 100_000];
 const APPS_PER_STORE = 8;
@@ -15,15 +15,6 @@ const APPS_PER_STORE = 8;
 export interface ProductScaleStore {
   size: number;
   tokens: string[];
-}
-
-async function install(deps: Deps, storeId: string, clientId: string, clientSecret: string): Promise<string> {
-  const { redirectUrl } = await authorize(deps, storeId, { client_id: clientId });
-  const handoff = new URL(redirectUrl).searchParams;
-  const tokens = await exchangeToken(deps, {
-    client_id: clientId, client_secret: clientSecret, grant_type: 'authorization_code', code: handoff.get('code'), state: handoff.get('state'),
-  });
-  return tokens.access_token;
 }
 
 export async function setupProductScaleBench(deps: Deps, partnerId: string, sizes = PRODUCT_SCALE_SIZES): Promise<ProductScaleStore[]> {
@@ -51,7 +42,7 @@ export async function setupProductScaleBench(deps: Deps, partnerId: string, size
       [storeId, now, size],
     );
     const tokens = [];
-    for (const app of apps) tokens.push(await install(deps, storeId, app.clientId, app.clientSecret!));
+    for (const app of apps) tokens.push(await installForBench(deps, storeId, app.clientId, app.clientSecret!));
     stores.push({ size, tokens });
   }
   await deps.db.query('ANALYZE products');

@@ -12,7 +12,7 @@ import type { Db, Tx } from '../src/db/db.js';
 import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
-import { authorize, exchangeToken } from '../src/oauth/oauth.service.js';
+import { installForBench } from './install.js';
 import { uuidv7 } from '../src/ids.js';
 import { setupProductScaleBench, type ProductScaleStore } from './products-scale.js';
 import { setupOrderBench, type OrderBenchData } from './orders.js';
@@ -97,7 +97,7 @@ export async function setupBenchData(target: BenchTarget, stores: number, orders
     const tokens: string[] = [];
     for (const storeId of storeIds) {
       await deps.db.transaction((tx) => insertProducts(tx, storeId, deps.clock.now()));
-      tokens.push(await install(deps, storeId, app.clientId, app.clientSecret!));
+      tokens.push(await installForBench(deps, storeId, app.clientId, app.clientSecret!));
     }
 
     const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
@@ -112,20 +112,6 @@ export async function setupBenchData(target: BenchTarget, stores: number, orders
   } finally {
     await runtime.close();
   }
-}
-
-/** The merchant approves, the app exchanges the handed-off code (as src/seed/seed.ts does). */
-async function install(deps: Deps, storeId: string, clientId: string, clientSecret: string): Promise<string> {
-  const { redirectUrl } = await authorize(deps, storeId, { client_id: clientId });
-  const handoff = new URL(redirectUrl).searchParams;
-  const tokens = await exchangeToken(deps, {
-    client_id: clientId,
-    client_secret: clientSecret,
-    grant_type: 'authorization_code',
-    code: handoff.get('code'),
-    state: handoff.get('state'),
-  });
-  return tokens.access_token;
 }
 
 const MINUTE = 60_000;
