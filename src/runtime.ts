@@ -14,6 +14,7 @@ import { AccessTokenCache } from './oauth/token-cache.js';
 import { JobRegistry } from './jobs/registry.js';
 import { loadClockOffset } from './platform/clock-store.js';
 import { registerJobs } from './jobs/register-all.js';
+import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
 
 export interface Runtime {
@@ -47,6 +48,7 @@ export async function startRuntime(config: Config, options: { db?: Db; clock?: C
       deps,
       async close() {
         await deps.jobs.drain();
+        await flushMail();
         await deps.webhooks.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});

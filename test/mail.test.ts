@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { operatorToken, signupMerchant } from './helpers/fixtures.js';
-import { sendMail } from '../src/mail/mail.js';
+import { recordMail, resendStaleMail, sendMail, STALE_QUEUED_MS } from '../src/mail/mail.js';
 import { expectEnvelopeError, uniq } from './orders.fixtures.js';
 
 let h: Harness;
@@ -131,5 +131,27 @@ describe('GET /apps/admin/emails (C12.3)', () => {
     expectEnvelopeError(await h.req('GET', '/apps/admin/emails'), 401);
     const merchant = await signupMerchant(h);
     expectEnvelopeError(await list('', merchant.token), 403);
+  });
+
+  it('a queued email left by a crash is sent by the recovery sweep, once', async () => {
+    const smtp = await fakeSmtp();
+    try {
+      const deps = { ...h.deps, config: { ...h.deps.config, smtpUrl: `smtp://127.0.0.1:${smtp.port}` } };
+      const to = `recover-${uniq()}@example.com`;
+      // Recorded in a committed change, then the process "died" before sending it.
+      const entry = await recordMail(h.db, deps.config, { to, subject: 'Your order shipped', template: 'order_shipped', text: 'On its way' }, h.clock.now());
+      expect(entry.status).toBe('queued');
+      const status = async () => (await h.db.query('SELECT status FROM email_log WHERE id = $1', [entry.id])).rows[0].status;
+      await resendStaleMail(deps); // not stale yet: the sender may still be at work
+      expect(await status()).toBe('queued');
+      await h.advance(STALE_QUEUED_MS / 1000 + 1);
+      await resendStaleMail(deps);
+      expect(await status()).toBe('sent');
+      await h.advance(STALE_QUEUED_MS / 1000 + 1);
+      await resendStaleMail(deps);
+      expect(smtp.messages.filter((m) => m.to.some((t) => t.includes(to)))).toHaveLength(1);
+    } finally {
+      await smtp.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Scheduler } from './scheduler.js';
 import { TestClock } from '../clock.js';
 import { loadClockOffset } from '../platform/clock-store.js';
+import { resendStaleMail } from '../mail/mail.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
@@ -20,6 +21,7 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   const clock = deps.clock;
   if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
   scheduleWebhookWorkers(deps, scheduler);
+  scheduler.every('mail-recovery', 60_000, () => resendStaleMail(deps));
   scheduleBillingWorkers(deps, scheduler);
   scheduleGdprWorkers(deps, scheduler);
 }

@@ -154,3 +154,28 @@ export async function listEmails(q: Queryable, opts: { to?: string; limit: numbe
   ]);
   return { emails: page.rows.map(emailView), total: count.rows[0].n };
 }
+
+/** How long a `queued` email may wait before the recovery sweep takes it over. */
+export const STALE_QUEUED_MS = 2 * 60_000;
+
+/**
+ * Recovery: an email recorded `queued` in a committed change is normally sent at once after the
+ * commit (`deliverLater`); if the process died first, it would stay queued for ever. Workers run
+ * this sweep: a row still queued after STALE_QUEUED_MS is claimed (its `updated_at` moved on, so
+ * another worker skips it for as long) and sent. At-least-once, like every notification here.
+ */
+export async function resendStaleMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, limit = 50): Promise<number> {
+  if (!deps.config.smtpUrl) return 0;
+  const now = deps.clock.now();
+  const { rows } = await deps.db.query<{ id: string; store_id: string | null; to_address: string; subject: string; template: string; body: string }>(
+    `UPDATE email_log SET updated_at = $1
+      WHERE id IN (SELECT id FROM email_log WHERE status = 'queued' AND updated_at < $2
+                    ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+      RETURNING id, store_id, to_address, subject, template, body`,
+    [now, new Date(now.getTime() - STALE_QUEUED_MS), limit],
+  );
+  for (const r of rows) {
+    await deliverMail(deps, { id: r.id, status: 'queued', message: { to: r.to_address, subject: r.subject, template: r.template, text: r.body, storeId: r.store_id } });
+  }
+  return rows.length;
+}
