@@ -43,7 +43,7 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   );
   let customers = 0;
   if (customer) {
-    // The email is unique per store and required: a placeholder no one can receive (RFC 2606 .invalid).
+    // The email is unique per store and required: an address no one can receive (RFC 2606 .invalid).
     const res = await tx.query(
       `UPDATE customers SET name = '', email = 'redacted-' || id::text || '@redacted.invalid', phone = NULL, address = NULL,
          note = NULL, accepts_marketing = false, updated_at = $2 WHERE id = $1`,

@@ -41,7 +41,7 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
   const merchant = await signup(deps, { ...DEMO.merchant, role: 'MERCHANT' });
   const partner = await signup(deps, { ...DEMO.partner, role: 'PARTNER' });
   const partnerUser = { id: partner.user.id, role: 'PARTNER' as const, storeId: null };
-  // The demo app's URL is a placeholder host; seeding must not depend on DNS.
+  // The demo app's URL is an example host that need not resolve: seeding must not depend on DNS.
   const seedDeps = { ...deps, config: { ...deps.config, allowPrivateWebhooks: true } };
   const { app } = await createApp(seedDeps, partnerUser, {
     name: DEMO.appName,

@@ -45,6 +45,10 @@ export interface HarnessOptions {
    * rate-limit tests do not depend on how fast a loaded machine serves requests). Closed with the harness.
    */
   limiter?: RateLimiter;
+  /** A database of the test's own instead of the run's shared one; closed with the harness. */
+  db?: Db;
+  /** Runs after the harness is closed (e.g. dropping the test's own database). */
+  afterClose?: () => Promise<unknown>;
 }
 
 export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
@@ -60,7 +64,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
     },
     { persistSecret: false },
   );
-  const db = await openTestDb();
+  const db = options.db ?? (await openTestDb());
   // Test files share one PostgreSQL database: each service keeps its own clock offset.
   const clock = new TestClock(`test_clock_${randomUUID()}`);
   const runtime: Runtime = await startRuntime(config, { db, clock });
@@ -89,6 +93,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       await app.close();
       await runtime.close();
       await options.limiter?.close();
+      await options.afterClose?.();
     },
   };
 }
