@@ -6,6 +6,7 @@ import { createApp } from '../apps/apps.service.js';
 import { authorize, exchangeToken } from '../oauth/oauth.service.js';
 import { SCOPES } from '../oauth/scopes.js';
 import { insertDemoStoreData } from './demo-store.js';
+import { uuidv7 } from '../ids.js';
 
 export const DEMO = {
   merchant: { email: 'merchant@demo.test', password: 'demo-merchant-pass', name: 'Dana Merchant', storeName: 'Demo Store' },
@@ -48,6 +49,8 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
     appUrl: 'https://demo-app.example.com',
     scopes: SCOPES.filter((s) => s.startsWith('read_') || s.startsWith('write_')),
     tier: 'pro',
+    // A sales channel, so the demo store shows a product listing (C6.2).
+    extensions: { salesChannel: true },
   });
   const storeId = merchant.store!.id;
   await deps.db.transaction((tx) => insertDemoStoreData(tx, storeId, deps.clock.now()));
@@ -60,6 +63,12 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
     code: handoff.get('code'),
     state: handoff.get('state'),
   });
+  // The demo app lists the store's tee on its sales channel, as it would through the App API.
+  await deps.db.query(
+    `INSERT INTO product_listings (id, store_id, app_id, product_id, external_id, created_at, updated_at)
+     SELECT $1, $2, $3, p.id, 'demo-channel-tee', $4, $4 FROM products p WHERE p.store_id = $2 AND p.handle = 'classic-tee'`,
+    [uuidv7(), storeId, app.appId, deps.clock.now()],
+  );
   await login(deps, DEMO.merchant); // proves the printed credentials work
   return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken: tokens.access_token };
 }

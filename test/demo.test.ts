@@ -1,0 +1,42 @@
+// The first-run demo data set (C1.5), loaded as `npm start` loads it, seen through the App API with
+// the access token the banner prints: every resource of the store-data and orders issues is there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { loadDemo, type DemoHandles } from '../src/seed/seed.js';
+
+let h: Harness;
+let demo: DemoHandles;
+beforeAll(async () => {
+  h = await createHarness();
+  demo = await loadDemo(h.deps);
+});
+afterAll(() => h?.close());
+
+const get = async (url: string) => {
+  const res = await h.req('GET', url, { token: demo.accessToken });
+  expect(res.statusCode, url).toBe(200);
+  return res.json();
+};
+
+describe('C1.5 demo store', () => {
+  it('has products with and without variants, customers, orders in several states, a discount, a page, a menu and a shipping zone', async () => {
+    const { products } = await get('/api/v1/products.json');
+    expect(products.some((p: any) => p.variants.length > 0)).toBe(true);
+    expect(products.some((p: any) => p.variants.length === 0)).toBe(true);
+    expect((await get('/api/v1/customers.json')).customers.length).toBeGreaterThanOrEqual(2);
+    const { orders } = await get('/api/v1/orders.json');
+    expect(new Set(orders.map((o: any) => o.financial_status)).size).toBeGreaterThanOrEqual(2);
+    expect((await get('/api/v1/discounts.json')).data.discounts.length).toBeGreaterThanOrEqual(1);
+    expect((await get('/api/v1/menus.json')).data.menus.length).toBeGreaterThanOrEqual(1);
+    expect((await get('/api/v1/shipping_zones.json')).data.shipping_zones.length).toBeGreaterThanOrEqual(1);
+    const { rows } = await h.db.query('SELECT count(*)::int AS n FROM pages WHERE store_id = $1', [demo.storeId]);
+    expect(rows[0].n).toBeGreaterThanOrEqual(1);
+  });
+
+  it('the demo app has a sales channel with the tee already listed on it (C6.2)', async () => {
+    const tee = (await get('/api/v1/products.json')).products.find((p: any) => p.handle === 'classic-tee');
+    const res = await h.req('POST', '/api/v1/product_listings.json', { token: demo.accessToken, body: { product_id: tee.product_id } });
+    expect(res.statusCode).toBe(200); // 200: already listed (201 would mean it was not)
+    expect(res.json().product_listing).toMatchObject({ product_id: tee.product_id, status: 'active' });
+  });
+});
