@@ -5,6 +5,7 @@ import type { Page } from '../http/paging.js';
 import { formatMinor } from '../money.js';
 import { ownedApp } from '../apps/apps.service.js';
 import type { InstallationRow } from '../oauth/installations.repo.js';
+import { installationView } from '../oauth/oauth.service.js';
 
 /** `GET /apps/developer/analytics`: every app of the developer, no time series. */
 export async function developerAnalytics(deps: Deps, developerId: string) {
@@ -39,21 +40,10 @@ export async function developerAnalytics(deps: Deps, developerId: string) {
 
 type InstallationWithStore = InstallationRow & { store_business: string; store_slug: string; store_email: string };
 
+/** app-api.md Installation row: the installation view without app and scopes, with its store. */
 export function developerInstallationView(row: InstallationWithStore) {
-  return {
-    installationId: row.id,
-    storeId: row.store_id,
-    status: row.status,
-    billingStatus: row.billing_status,
-    installedVersion: row.installed_version,
-    autoUpdate: row.auto_update,
-    pinnedVersion: row.pinned_version,
-    billingStartDate: row.billing_start_date?.toISOString() ?? null,
-    trialEndsAt: row.trial_ends_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    store: { id: row.store_id, business: row.store_business, storeURL: row.store_slug, email: row.store_email },
-  };
+  const { appId: _appId, scopes: _scopes, ...installation } = installationView(row);
+  return { ...installation, store: { id: row.store_id, business: row.store_business, storeURL: row.store_slug, email: row.store_email } };
 }
 
 /**

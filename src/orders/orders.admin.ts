@@ -6,7 +6,8 @@ import type { Deps } from '../deps.js';
 import { adminStoreId } from '../admin/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { field } from '../content/content.schemas.js';
-import { adminActor, createOrder, updateOrder } from './orders.service.js';
+import { adminActor, updateOrder } from './orders.service.js';
+import { createOrder } from './order-create.js';
 import { cancelOrder, refundOrder } from './refunds.js';
 
 const tags = ['merchant admin'];
