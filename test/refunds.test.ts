@@ -86,14 +86,14 @@ describe('full refund (C7.1)', () => {
 });
 
 describe('point-of-sale refund (pos: true)', () => {
-  it('refunds without canceling: refunds/create and orders/updated only', async () => {
+  it('refunds without canceling: refunds/create only (app-api.md Events table)', async () => {
     const { s, o, stock } = await paidOrder();
     let res: any;
     const evs = await eventsOf(h, s.merchant.storeId, async () => {
       res = await refund(s.merchant.token, o.orderId, { pos: true, restock: true, reason: 'returned in store' });
     });
     expect(res.json().data).toMatchObject({ status: 'paid', financialStatus: 'refunded' });
-    expect(evs.map((e) => e.topic)).toEqual(['refunds/create', 'orders/updated']);
+    expect(evs.map((e) => e.topic)).toEqual(['refunds/create']);
     expect(evs[0].payload.refund_line_items.map((r: any) => r.restock_type)).toEqual(['return', 'return']);
     expect(await stock()).toEqual([10, 5]);
     const view = await full(s.accessToken, o.orderId);

@@ -82,8 +82,8 @@ describe('C6.4 subscriptions API', () => {
     const shopOnly = await storeWithApp(h, { scopes: ['read_shop', 'read_inventory'] });
     const cases: [string, number][] = [
       ['orders/create', 403], ['refunds/create', 403], ['fulfillments/update', 403], ['subscriptions/renew', 403],
-      ['products/create', 403], ['customers/update', 403], ['customers/redact', 403],
-      ['inventory_levels/update', 201], ['shop/redact', 201],
+      ['products/create', 201], ['customers/update', 403], ['customers/redact', 403],
+      ['inventory_levels/update', 201], ['shop/redact', 201], // C6.4: read_products or read_inventory opens both
     ];
     for (const [topic, status] of cases) {
       const res = await h.req('POST', '/api/v1/webhooks.json', { token: shopOnly.accessToken, body: { topic, address: `${rx.url}/s` } });

@@ -39,6 +39,8 @@ export class PlatformJwt {
         algorithms: ['HS256'],
         issuer: this.issuer,
         currentDate: this.clock.now(),
+        // A token without an expiry would never expire (issue 10): every claim C2.3 names is required.
+        requiredClaims: ['exp', 'iat', 'sub'],
       });
       const role = payload.role as Role;
       if (typeof payload.sub !== 'string' || !ROLES.includes(role)) return null;

@@ -6,6 +6,8 @@ import { isScope } from '../oauth/scopes.js';
 import { isSubscribableTopic } from '../webhooks/topics.js';
 import { slugify } from '../slug.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
+import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
+import { parseMoney } from '../money.js';
 
 export interface AppFields {
   name?: string;
@@ -100,10 +102,12 @@ function readPricing(value: any): NonNullable<AppFields['pricing']> {
   if (value?.type !== 'recurring') throw badRequest('pricing.type must be free or recurring');
   const amount = typeof value.amount === 'number' ? value.amount.toFixed(2) : value.amount;
   if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) throw badRequest('pricing.amount must be a positive decimal string such as "9.99"');
-  if (typeof value.currency !== 'string' || !/^[A-Za-z]{3}$/.test(value.currency)) throw badRequest('pricing.currency must be an ISO 4217 code');
+  const currency = isoCurrency(value.currency);
+  if (!currency) throw badRequest('pricing.currency must be an ISO 4217 currency code');
+  if (!fitsMinorUnits(parseMoney(amount)!, currency)) throw badRequest(`pricing.amount must be a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`);
   if (value.interval !== 'month' && value.interval !== 'year') throw badRequest('pricing.interval must be month or year');
   const trialDays = value.trialDays ?? 0;
   if (!Number.isInteger(trialDays) || trialDays < 0 || trialDays > 365) throw badRequest('pricing.trialDays must be a whole number of days');
   const [whole, cents = ''] = amount.split('.');
-  return { type: 'recurring', amount: `${whole}.${cents.padEnd(2, '0')}`, currency: value.currency.toUpperCase(), interval: value.interval, trialDays };
+  return { type: 'recurring', amount: `${whole}.${cents.padEnd(2, '0')}`, currency, interval: value.interval, trialDays };
 }

@@ -72,15 +72,19 @@ export type FulfillmentView = ReturnType<typeof fulfillmentView>;
 
 // ---- input -------------------------------------------------------------------------------------
 
+/**
+ * A string field stored exactly as sent: the tracking fields are carrier labels "stored verbatim"
+ * (app-api.md Fulfillment, and `tracking_company` "free text, stored verbatim"), so surrounding
+ * spaces are kept. Only the empty string means "none" (null).
+ */
 function optionalString(body: Body, key: string, max = 255): string | null | undefined {
   const v = body[key];
   if (v === undefined) return undefined;
   if (v === null) return null;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v !== 'string') throw fieldError(key, 'must be a string');
-  const t = v.trim();
-  if (t.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
-  return t === '' ? null : t;
+  if (v.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  return v === '' ? null : v;
 }
 
 /** `tracking_url` must be a well-formed absolute http(s) URL. */

@@ -13,7 +13,8 @@ import { fieldError } from '../content/fields.js';
 import { createCustomerInTx, readCustomerPatch } from '../customers/customers.service.js';
 import { isActiveAt } from '../discounts/discounts.service.js';
 import type { DiscountRow } from '../discounts/discounts.repo.js';
-import { PAID_AT_ONCE, readNewOrder } from './order-input.js';
+import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder } from './order-input.js';
+import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
 import { findOrder, insertTransaction } from './orders.repo.js';
 import { computeTotals, eligible, formatTaxRate, percentToBp, type AppliedDiscount } from './pricing.js';
@@ -104,6 +105,8 @@ async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input
   );
   if (!stores.length) throw badRequest('storeId names no store');
   const orderNumber = stores[0].n;
+  const currency = input.currency ?? stores[0].currency;
+  assertFitsCurrency(currency, input.lines, input.shippingMinor);
   const lines = await resolveLines(tx, storeId, input.lines);
 
   let customerId: string | null = null;
@@ -126,6 +129,7 @@ async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input
     input.shippingMinor,
     discount,
     input.taxRatePpm,
+    hundredthsStep(currency),
   );
   await deductStock(tx, stockLines(lines));
 
@@ -140,7 +144,7 @@ async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input
              $23,$24::jsonb,$25::jsonb,$26,$27,$27,$27)`,
     [
       id, storeId, orderNumber, customerId, input.email ?? customerEmail, input.phone, paid ? 'paid' : 'pending', paid ? 'paid' : 'pending',
-      input.currency ?? stores[0].currency, totals.subtotalMinor, totals.taxMinor, input.taxRatePpm === null ? null : formatTaxRate(input.taxRatePpm),
+      currency, totals.subtotalMinor, totals.taxMinor, input.taxRatePpm === null ? null : formatTaxRate(input.taxRatePpm),
       totals.shippingMinor, totals.totalDiscountMinor, totals.totalMinor, paid ? totals.totalMinor : 0, input.paymentMethod,
       discount?.code ?? null, discount ? JSON.stringify(discount) : null, JSON.stringify(input.shippingAddress),
       JSON.stringify(input.billingAddress ?? input.shippingAddress), input.shippingLine ? JSON.stringify(input.shippingLine) : null,

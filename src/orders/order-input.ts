@@ -2,6 +2,7 @@
 // into checked values: every problem is a 400 naming its field (src/content/fields.ts).
 import { isUuid } from '../ids.js';
 import { parseMoney } from '../money.js';
+import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import {
   bodyObject, fieldError, has, optionalBoolean, optionalText, parseInstant, type Body,
 } from '../content/fields.js';
@@ -61,11 +62,12 @@ function object(value: unknown, field: string): Body {
   return value as Body;
 }
 
-function text(value: unknown, field: string, max = 255): string | null {
+/** A text field, trimmed; `verbatim` keeps it exactly as sent (carrier labels, app-api.md). */
+function text(value: unknown, field: string, max = 255, verbatim = false): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw fieldError(field, 'must be a string');
-  const t = value.trim();
+  const t = verbatim ? value : value.trim();
   if (t.length > max) throw fieldError(field, `is too long (maximum ${max} characters)`);
   return t === '' ? null : t;
 }
@@ -214,8 +216,8 @@ export function readNewOrder(raw: unknown): NewOrderInput {
   if (body.paymentMethod === undefined || body.paymentMethod === null) throw fieldError('paymentMethod', "can't be blank");
   let currency: string | null = null;
   if (body.currency !== undefined && body.currency !== null) {
-    if (typeof body.currency !== 'string' || !/^[A-Za-z]{3}$/.test(body.currency.trim())) throw fieldError('currency', 'must be an ISO 4217 code');
-    currency = body.currency.trim().toUpperCase();
+    currency = isoCurrency(body.currency);
+    if (!currency) throw fieldError('currency', 'must be an ISO 4217 currency code');
   }
   let attributes: unknown[] = [];
   if (body.attributes !== undefined && body.attributes !== null) {
@@ -240,6 +242,16 @@ export function readNewOrder(raw: unknown): NewOrderInput {
     currency,
     attributes,
   };
+}
+
+/**
+ * The amounts a body brings (custom line prices, replacement price overrides, the shipping price)
+ * must be whole minor units of the order's currency: "1000.50" is no yen amount (ISO 4217).
+ */
+export function assertFitsCurrency(currency: string, lines: LineInput[], shippingMinor = 0) {
+  const refuse = (field: string) => fieldError(field, `must be a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`);
+  for (const l of lines) if (l.priceMinor !== null && !fitsMinorUnits(l.priceMinor, currency)) throw refuse(`${l.label}.price`);
+  if (!fitsMinorUnits(shippingMinor, currency)) throw refuse('shipping_line.price');
 }
 
 export interface OrderUpdateInput {
@@ -288,7 +300,9 @@ export function readOrderUpdate(raw: unknown): OrderUpdateInput {
     ['courierName', 255], ['trackingNumber', 255], ['digitaldata', 10_000], ['staffId', 255], ['clientName', 255], ['email', 254],
     ['mobileNumber', 64], ['address', 255], ['city', 255], ['state', 255], ['country', 255], ['pinCode', 64],
   ];
-  for (const [key, max] of texts) if (has(body, key)) (out as any)[key] = text(body[key], key, max);
+  // The tracking fields are carrier labels, stored exactly as sent like the fulfillment's.
+  const verbatim = new Set<string>(['courierName', 'trackingNumber']);
+  for (const [key, max] of texts) if (has(body, key)) (out as any)[key] = text(body[key], key, max, verbatim.has(key));
   if (has(body, 'notes')) out.notes = optionalText(body, 'notes', { raw: true, max: 5000 }) ?? null;
   if (out.email) {
     out.email = out.email.toLowerCase();

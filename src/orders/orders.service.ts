@@ -9,7 +9,8 @@ import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { emit } from '../outbox/emit.js';
 import { splitName } from '../customers/customers.service.js';
-import { CASH_OR_OFFLINE, readOrderUpdate, type LineInput, type OrderUpdateInput } from './order-input.js';
+import { assertFitsCurrency, CASH_OR_OFFLINE, readOrderUpdate, type LineInput, type OrderUpdateInput } from './order-input.js';
+import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderView, shippingOriginalMinor, type OrderRow } from './order-view.js';
 import { findOrderAnyStore, insertTransaction, lockOrder, recordChange } from './orders.repo.js';
 import { computeTotals, parseTaxRate } from './pricing.js';
@@ -169,6 +170,7 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
   const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM fulfillments WHERE order_id = $1', [order.id]);
   if (rows[0].n > 0) throw badRequest('The order has fulfillments; its products can no longer change');
 
+  assertFitsCurrency(order.currency, products);
   await restockOrder(tx, order.id);
   await tx.query('DELETE FROM order_line_items WHERE order_id = $1', [order.id]);
   const lines = await resolveLines(tx, order.store_id, products);
@@ -177,6 +179,7 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
     shippingOriginalMinor(order),
     order.discount,
     order.tax_rate === null ? null : parseTaxRate(order.tax_rate),
+    hundredthsStep(order.currency),
   );
   await deductStock(tx, stockLines(lines));
   await insertLines(tx, order.id, lines, totals.lines.map((l) => l.discountMinor), now);

@@ -76,8 +76,12 @@ export function eligible(line: Pick<PriceLine, 'productId'>, discount: AppliedDi
   return line.productId !== null && discount.applyOn.includes(line.productId);
 }
 
-/** Tax rate as parts per million (0.0825 -> 82500). */
-export function computeTotals(lines: PriceLine[], shippingMinor: number, discount: AppliedDiscount | null, taxRatePpm: number | null): OrderTotals {
+/**
+ * Tax rate as parts per million (0.0825 -> 82500). `step` is the currency's smallest amount in
+ * hundredths (1 for USD, 100 for JPY: src/currencies.ts): computed discounts and tax are whole
+ * steps, so a yen order never gets a fraction of a yen.
+ */
+export function computeTotals(lines: PriceLine[], shippingMinor: number, discount: AppliedDiscount | null, taxRatePpm: number | null, step = 1): OrderTotals {
   const lineMinors = lines.map((l) => l.unitMinor * l.quantity);
   const itemsMinor = lineMinors.reduce((s, x) => s + x, 0);
   let lineDiscounts = lines.map(() => 0);
@@ -85,15 +89,18 @@ export function computeTotals(lines: PriceLine[], shippingMinor: number, discoun
   if (discount) {
     const weights = lines.map((l, i) => (eligible(l, discount) ? lineMinors[i] : 0));
     const base = weights.reduce((s, x) => s + x, 0);
-    if (discount.type === 'Percentage') lineDiscounts = allocate(mulDivRound(base, discount.percentBp ?? 0, 10_000), weights);
-    else if (discount.type === 'Flat') lineDiscounts = allocate(Math.min(discount.amountMinor ?? 0, base), weights);
+    // The discount is a whole number of steps, shared out in whole steps.
+    const steps = discount.type === 'Percentage'
+      ? mulDivRound(base, discount.percentBp ?? 0, 10_000 * step)
+      : Math.floor(Math.min(discount.amountMinor ?? 0, base) / step);
+    if (discount.type !== 'FreeShipping') lineDiscounts = allocate(steps, weights).map((n) => n * step);
     else shippingDiscountMinor = shippingMinor;
   }
   const out = lines.map((_, i) => ({ lineMinor: lineMinors[i], discountMinor: lineDiscounts[i], finalLineMinor: lineMinors[i] - lineDiscounts[i] }));
   const lineDiscountMinor = lineDiscounts.reduce((s, x) => s + x, 0);
   const subtotalMinor = itemsMinor - lineDiscountMinor;
   const taxable = out.reduce((s, l, i) => s + (lines[i].taxable ? l.finalLineMinor : 0), 0);
-  const taxMinor = taxRatePpm === null ? 0 : mulDivRound(taxable, taxRatePpm, 1_000_000);
+  const taxMinor = taxRatePpm === null ? 0 : mulDivRound(taxable, taxRatePpm, 1_000_000 * step) * step;
   const charged = shippingMinor - shippingDiscountMinor;
   return {
     lines: out,

@@ -1,7 +1,7 @@
-// Refunds and cancellation (C7.1 `POST /orders/{id}/refund`, `POST /orders/{id}/cancel`) with the
-// events of app-api.md's table plus `orders/updated` on every order change:
+// Refunds and cancellation (C7.1 `POST /orders/{id}/refund`, `POST /orders/{id}/cancel`) with
+// exactly the events of app-api.md's table:
 //   full refund            refunds/create, orders/updated, orders/cancelled (the order becomes canceled)
-//   point-of-sale refund   refunds/create, orders/updated (the order stays as it is otherwise)
+//   point-of-sale refund   refunds/create only (the table lists nothing else; the order's status stays)
 //   cancel                 orders/updated, orders/cancelled
 // `restock: true` returns stock once per line item (stock.ts).
 import type { Deps } from '../deps.js';
@@ -11,7 +11,7 @@ import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { readRefundOrCancel } from './order-input.js';
 import { lineItemView, merchantOrderRecord } from './order-view.js';
-import { insertTransaction, recordChange } from './orders.repo.js';
+import { findOrderAnyStore, insertTransaction, recordChange } from './orders.repo.js';
 import { emitOrderEvents, lockForChange, paidAmount, setOrder, type Actor } from './orders.service.js';
 import { restockOrder } from './stock.js';
 
@@ -83,6 +83,9 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
       },
       now,
     });
+    // A point-of-sale refund emits refunds/create alone (app-api.md Events table); consumers
+    // re-fetch the order on a refund event to see its new financial status.
+    if (input.pos) return merchantOrderRecord((await findOrderAnyStore(tx, order.id))!);
     return merchantOrderRecord(await emitOrderEvents(deps, tx, order.id, becomesCanceled ? ['orders/cancelled'] : [], now));
   });
 }

@@ -6,7 +6,7 @@ import { TestClock } from '../clock.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { userAuthHook } from '../http/user-auth.js';
-import { advanceClock } from './clock-store.js';
+import { advanceClock, ClockOffsetError } from './clock-store.js';
 
 const tags = ['operator'];
 const security = [{ bearer: [] }];
@@ -31,7 +31,12 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Dep
     const clock = requireTestClock();
     const { seconds } = request.body as { seconds: number };
     if (!Number.isFinite(seconds) || seconds < 0) throw badRequest('seconds must be a number of seconds, zero or more');
-    await advanceClock(deps.db, clock, seconds);
+    try {
+      await advanceClock(deps.db, clock, seconds);
+    } catch (err) {
+      if (err instanceof ClockOffsetError) throw badRequest(`seconds: ${err.message}`);
+      throw err;
+    }
     return envelope({ now: clock.now().toISOString() });
   });
 

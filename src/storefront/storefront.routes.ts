@@ -8,6 +8,7 @@ import { envelope } from '../http/shapes.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { bodyObject, fieldError, optionalText, parseInstant, requiredText } from '../content/fields.js';
 import { findOrder } from '../orders/orders.repo.js';
+import { safeEqual } from '../crypto.js';
 
 export const EVENT_TYPES = ['session', 'page_view'] as const;
 
@@ -85,7 +86,8 @@ export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: D
     const key = (request.query as { key?: string }).key;
     const storeId = await storeIdOf(deps, storeURL);
     const order = isUuid(orderId) ? await findOrder(deps.db, storeId, orderId) : null;
-    if (!order || !key || key !== order.confirmation_number) throw notFound('Order not found');
+    // The key is a bearer secret: compared in constant time, and a wrong key looks like no order.
+    if (!order || !key || !safeEqual(key, order.confirmation_number)) throw notFound('Order not found');
     return envelope({
       order: {
         name: `#${order.order_number}`,

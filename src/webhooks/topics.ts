@@ -18,13 +18,13 @@ export const isSubscribableTopic = (t: unknown): t is Topic => typeof t === 'str
 
 /**
  * The read scope an installation needs to subscribe to a topic (C6.4, C14.10); null for none.
- * Inventory levels accept either of two scopes, so the answer is a list: any one of them will do.
+ * Products and inventory levels accept either of two scopes, so the answer is a list: any one will do.
  */
 export function topicReadScopes(topic: Topic): string[] | null {
   if (topic === 'shop/redact') return null;
-  if (topic === 'inventory_levels/update') return ['read_inventory', 'read_products'];
   const group = topic.slice(0, topic.indexOf('/'));
-  if (group === 'products') return ['read_products'];
+  // C6.4: read_products or read_inventory opens the product and inventory-level topics alike.
+  if (group === 'products' || group === 'inventory_levels') return ['read_products', 'read_inventory'];
   if (group === 'customers') return ['read_customers'];
   // orders, refunds, fulfillments and subscriptions
   return ['read_orders'];
