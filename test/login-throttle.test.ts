@@ -33,7 +33,7 @@ describe.each(stores)('$name', ({ redis }) => {
   let services: Harness[];
   let turn = 0;
   beforeAll(async () => {
-    const env = redis ? { REDIS_URL: REDIS_URL! } : {};
+    const env: Record<string, string> = redis ? { REDIS_URL: REDIS_URL! } : {};
     services = redis ? [await createHarness(env), await createHarness(env)] : [await createHarness(env)];
   });
   afterAll(async () => {
