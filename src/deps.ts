@@ -7,6 +7,7 @@ import type { Db } from './db/db.js';
 import type { SecretBox } from './crypto.js';
 import type { PlatformJwt } from './accounts/jwt.js';
 import type { RateLimiter } from './ratelimit/limiter.js';
+import type { AttemptStore } from './ratelimit/attempts.js';
 import type { AccessTokenCache } from './oauth/token-cache.js';
 import type { JobRegistry } from './jobs/registry.js';
 import type { TierCache } from './ratelimit/tier-cache.js';
@@ -19,6 +20,8 @@ export interface Deps {
   secrets: SecretBox;
   jwt: PlatformJwt;
   limiter: RateLimiter;
+  /** Counters of failed attempts (login throttling), shared through Redis like `limiter`. */
+  attempts: AttemptStore;
   tiers: TierCache;
   tokens: AccessTokenCache;
   jobs: JobRegistry;

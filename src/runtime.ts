@@ -38,6 +38,7 @@ export async function startRuntime(config: Config, options: { db?: Db; clock?: C
       secrets: new SecretBox(config.secret),
       jwt: new PlatformJwt(config.secret, config.siteUrl, clock),
       limiter: rateLimiter.limiter,
+      attempts: rateLimiter.attempts,
       tiers: new TierCache(db, clock),
       tokens,
       jobs: new JobRegistry(),

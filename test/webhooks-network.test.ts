@@ -7,6 +7,7 @@ import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { storeWithApp } from './helpers/fixtures.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { attemptsOf, deliveriesOfStore, emitEvent, runDeliveries, subscribe, webhookStore, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
+import { PUBLIC_URL } from './fixtures/addresses.js';
 import { PER_HOST_CONCURRENCY } from '../src/webhooks/http-client.js';
 import { WebhookEngine } from '../src/webhooks/engine.js';
 import { redeliver } from '../src/webhooks/delivery-log.js';
@@ -90,12 +91,12 @@ describe('C8.9 address safety with private addresses not allowed', () => {
   });
   afterAll(() => strict?.close());
 
-  // A public IP literal: no DNS is needed to check it (the test machine may have none).
-  const PUBLIC = 'https://203.0.113.10';
+  // A public IP literal (no DNS needed); the whole list of refused forms: address-safety.test.ts.
+  const PUBLIC = PUBLIC_URL;
 
   it('refuses loopback, private, link-local, metadata and plain-http addresses when saved (422)', async () => {
     const s = await storeWithApp(strict, { scopes: WEBHOOK_SCOPES, appUrl: PUBLIC });
-    for (const address of ['http://203.0.113.10/hook', 'https://127.0.0.1/hook', 'https://localhost/hook', 'https://10.1.2.3/hook',
+    for (const address of ['http://1.1.1.1/hook', 'https://127.0.0.1/hook', 'https://localhost/hook', 'https://10.1.2.3/hook',
       'https://192.168.1.1/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/hook', 'https://[fd00::1]/hook']) {
       const res = await strict.req('POST', '/api/v1/webhooks.json', { token: s.accessToken, body: { topic: 'orders/create', address } });
       expect(res.statusCode, address).toBe(422);

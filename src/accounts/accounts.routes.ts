@@ -21,8 +21,15 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
 
   app.post(
     '/auth/login',
-    { schema: { tags: ['accounts'], summary: 'Log in (C2.2)', body: Type.Object({ email: Type.String(), password: Type.String() }) } },
-    async (request) => envelope(await login(deps, request.body as Record<string, unknown>)),
+    {
+      schema: {
+        tags: ['accounts'],
+        summary: 'Log in (C2.2)',
+        description: 'Failed logins are throttled per account and per client address: 429 envelope with Retry-After (seconds).',
+        body: Type.Object({ email: Type.String(), password: Type.String() }),
+      },
+    },
+    async (request) => envelope(await login(deps, request.body as Record<string, unknown>, request.ip)),
   );
 
   app.register(async (staff) => {

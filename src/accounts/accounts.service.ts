@@ -6,6 +6,7 @@ import { isUniqueViolation, slugify } from '../slug.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
 import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, type StoreRow, type UserRow } from './accounts.repo.js';
 import type { Role } from './jwt.js';
+import { beginLogin } from './login-throttle.js';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD = 8;
@@ -61,14 +62,18 @@ export async function signup(deps: Deps, body: Record<string, unknown>) {
   }
 }
 
-export async function login(deps: Deps, body: Record<string, unknown>) {
+/** C2.2; `clientIp` is the caller's address, for throttling failed logins (login-throttle.ts). */
+export async function login(deps: Deps, body: Record<string, unknown>, clientIp: string) {
   const email = typeof body.email === 'string' ? body.email.trim() : '';
   const password = typeof body.password === 'string' ? body.password : '';
   if (!email || !password) throw badRequest('email and password are required');
+  // Before anything about the account is looked at: a locked account answers the same either way.
+  const attempt = await beginLogin(deps, email, clientIp);
   const user = await findUserByEmail(deps.db, email);
   // Hash even for an unknown email so the response time does not reveal which emails exist.
   const ok = await verifyPassword(password, user?.password_hash ?? (await DUMMY_HASH_PROMISE));
   if (!user || !ok) throw unauthenticated('Invalid email or password');
+  await attempt.succeeded();
   const store = user.store_id ? await findStore(deps.db, user.store_id) : null;
   const token = await deps.jwt.sign({ id: user.id, role: user.role, storeId: user.store_id });
   return { token, user: publicUser(user), store: publicStore(store) };

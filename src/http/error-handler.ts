@@ -39,6 +39,8 @@ function fromFastify(err: FastifyError): AppError | null {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
+  if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', error.retryAfterSeconds);
+  // The App API rate limit has a body of its own (C5.1); every other error takes the route's shape.
   if (error.kind === 'rate_limited') return reply.code(429).send(rateLimitBody());
   const body = shapeOf(request) === 'errors' ? errorsBody(error.message, error.fields) : envelopeError(error.status, error.message);
   return reply.code(error.status).send(body);

@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'conflict'
   | 'unprocessable'
   | 'rate_limited'
+  | 'throttled'
   | 'internal';
 
 export const STATUS_OF: Record<ErrorKind, number> = {
@@ -19,11 +20,14 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   conflict: 409,
   unprocessable: 422,
   rate_limited: 429,
+  throttled: 429,
   internal: 500,
 };
 
 export class AppError extends Error {
   readonly status: number;
+  /** Sent as `Retry-After` (seconds) with the error. */
+  retryAfterSeconds?: number;
   constructor(
     readonly kind: ErrorKind,
     message: string,
@@ -45,4 +49,10 @@ export const unauthenticated = (message = 'Invalid or missing credentials') => n
 export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
 export const notFound = (message = 'Not Found') => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);
+/**
+ * 429 in the endpoint's own error shape, with `Retry-After` (too many failed logins). Not the App
+ * API's rate limit, `rate_limited`, whose 429 always has the rate-limit body (C5.1).
+ */
+export const throttled = (message: string, retryAfterSeconds: number) =>
+  Object.assign(new AppError('throttled', message), { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
 export const unprocessable = (message: string, fields?: Record<string, string[]>) => new AppError('unprocessable', message, fields);

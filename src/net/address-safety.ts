@@ -1,27 +1,65 @@
 // Address safety (C8.9): while private addresses are not allowed, a URL whose host is, or resolves
-// to, a loopback, private, link-local, unique-local, CGNAT or cloud-metadata address is refused.
+// to, anything but a public (global unicast) address is refused: loopback, private, link-local,
+// unique-local, CGNAT, cloud metadata, multicast, reserved, documentation, benchmarking, ...
+//
+// Addresses are classified with ipaddr.js rather than hand-written ranges, and IPv6 forms that
+// carry an IPv4 address are judged by that IPv4 address: a connection to `::ffff:127.0.0.1`,
+// `64:ff9b::169.254.169.254` (NAT64) or `2002:7f00:1::` (6to4) may end at the embedded address.
+// The rule, for an address after that unwrapping:
+//   - IPv4: allowed only in ipaddr.js range `unicast` (so not 0/8, 10/8, 100.64/10, 127/8,
+//     169.254/16, 172.16/12, 192.0.0/24, 192.0.2/24, 192.168/16, 198.18/15, 198.51.100/24,
+//     203.0.113/24, multicast, 240/4, broadcast, ...);
+//   - IPv6: allowed only in range `unicast` and inside 2000::/3, the only block IANA allocates for
+//     global unicast (ipaddr.js calls everything it has no name for `unicast`, such as the
+//     deprecated IPv4-compatible `::a.b.c.d`, which is why those are unwrapped first).
+// Teredo (2001::/32) and the NAT64 local-use prefix 64:ff9b:1::/48 are refused outright: where the
+// IPv4 address sits in them depends on a relay or an operator's choice, and no webhook endpoint
+// needs either. The AWS IPv6 metadata address fd00:ec2::254 is unique-local, so refused.
 import { lookup } from 'node:dns/promises';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['fd00:ec2::', 32],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
 
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [IPv6, number];
+
+const v4 = (hi: number, lo: number): IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/** The IPv4 address an IPv6 address carries and may be delivered to, if it is such a form. */
+export function embeddedIPv4(addr: IPv6): IPv4 | null {
+  const p = addr.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated; `::` and `::1` land in 0/8).
+  if (zeros(0, 5) && (p[5] === 0xffff || p[5] === 0)) return v4(p[6], p[7]);
+  // ::ffff:0:a.b.c.d (SIIT, RFC 6145).
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return v4(p[6], p[7]);
+  // 64:ff9b::a.b.c.d (NAT64 well-known prefix, RFC 6052).
+  if (p[0] === 0x64 && p[1] === 0xff9b && zeros(2, 6)) return v4(p[6], p[7]);
+  // 2002:AABB:CCDD::/48 (6to4, RFC 3056): the IPv4 address is bits 16 to 48.
+  if (p[0] === 0x2002) return v4(p[1], p[2]);
+  return null;
+}
+
+/** True unless `ip` is an IP address that is public (see the rule above). Not an IP: true. */
 export function isBlockedIp(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 4) return blocked.check(ip, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-    if (mapped) return blocked.check(mapped[1], 'ipv4');
-    return blocked.check(ip, 'ipv6');
+  if (!isIP(ip)) return true;
+  let addr: IPv4 | IPv6;
+  try {
+    addr = ipaddr.parse(ip);
+  } catch {
+    return true;
   }
-  return true;
+  if (addr.kind() === 'ipv6') addr = embeddedIPv4(addr as IPv6) ?? addr;
+  if (addr.range() !== 'unicast') return true;
+  return addr.kind() === 'ipv6' && !(addr as IPv6).match(GLOBAL_UNICAST);
+}
+
+/** Names that are private whatever DNS says (`localhost.` and `LOCALHOST` too: URLs lowercase). */
+export function isBlockedName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === 'metadata.google.internal';
 }
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
@@ -42,13 +80,20 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): UrlCheck 
   return { ok: true, url };
 }
 
+/**
+ * A URL's host (brackets and all) that is refused without a lookup: a blocked IP literal or name.
+ * Send time checks this first, as an IP literal is connected to without any lookup.
+ */
+export function isBlockedHost(urlHostname: string): boolean {
+  const host = urlHostname.replace(/^\[|\]$/g, '');
+  return isIP(host) ? isBlockedIp(host) : isBlockedName(host);
+}
+
 /** Resolve the host and refuse it when any address it resolves to is not public. */
 export async function checkPublicHost(url: URL, allowPrivate: boolean): Promise<UrlCheck> {
   if (allowPrivate) return { ok: true, url };
+  if (isBlockedHost(url.hostname)) return { ok: false, reason: 'points at a private address' };
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || host === 'metadata.google.internal') {
-    return { ok: false, reason: 'points at a private address' };
-  }
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {
@@ -58,7 +103,7 @@ export async function checkPublicHost(url: URL, allowPrivate: boolean): Promise<
       return { ok: false, reason: 'host does not resolve' };
     }
   }
-  if (addresses.some(isBlockedIp)) return { ok: false, reason: 'points at a private address' };
+  if (addresses.some((a) => isBlockedIp(a))) return { ok: false, reason: 'points at a private address' };
   return { ok: true, url };
 }
 
@@ -71,20 +116,23 @@ export async function checkTargetUrl(value: unknown, allowPrivate: boolean): Pro
  * A `lookup` for outbound sockets that refuses a host resolving to any blocked address (C8.9), so
  * the address checked is the address connected to: a name that resolved to a public address when
  * it was saved and to a private one now (DNS rebinding) is refused at send time. The error carries
- * code `BLOCKED_ADDRESS`. IP literals never reach a lookup: check them with `isBlockedIp` first.
+ * code `BLOCKED_ADDRESS`. IP literals never reach a lookup: check them with `isBlockedHost` first.
  */
 export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  if (isBlockedName(hostname)) return callback(blockedError(hostname), '', 0);
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const list = addresses as LookupAddress[];
     if (!list.length || list.some((a) => isBlockedIp(a.address))) {
-      const blockedErr = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'BLOCKED_ADDRESS' });
-      return callback(blockedErr as NodeJS.ErrnoException, '', 0);
+      return callback(blockedError(hostname), '', 0);
     }
     // Node asks for `all` when it races address families (autoSelectFamily); otherwise one address.
     if (options.all) return (callback as any)(null, list);
     callback(null, list[0].address, list[0].family);
   });
 }
+
+const blockedError = (hostname: string) =>
+  Object.assign(new Error(`${hostname} is or resolves to a private address`), { code: 'BLOCKED_ADDRESS' }) as NodeJS.ErrnoException;
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

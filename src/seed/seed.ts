@@ -69,7 +69,7 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
      SELECT $1, $2, $3, p.id, 'demo-channel-tee', $4, $4 FROM products p WHERE p.store_id = $2 AND p.handle = 'classic-tee'`,
     [uuidv7(), storeId, app.appId, deps.clock.now()],
   );
-  await login(deps, DEMO.merchant); // proves the printed credentials work
+  await login(deps, DEMO.merchant, 'seed'); // proves the printed credentials work
   return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken: tokens.access_token };
 }
 

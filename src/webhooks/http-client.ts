@@ -3,9 +3,8 @@
 // slow endpoint holds at most that many of the worker's slots and never starves the other hosts, a
 // hard 10 s deadline per attempt (connect, headers and body together), and no redirects followed.
 // While private addresses are not allowed, the address is checked as it is connected (C8.9).
-import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { guardedLookup, isBlockedIp } from '../net/address-safety.js';
+import { guardedLookup, isBlockedHost } from '../net/address-safety.js';
 
 /** app-api.md Retries 4 and Limits: an attempt with no complete response in 10 s has failed. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -73,9 +72,8 @@ export class WebhookHttp {
     } catch {
       return done({ status: null, responseBody: null, error: 'invalid_address' });
     }
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    // An IP literal is connected to without a lookup, so it is checked here.
-    if (!this.allowPrivate && isIP(host) && isBlockedIp(host)) return done({ status: null, responseBody: null, error: 'blocked_address' });
+    // An IP literal is connected to without a lookup, so it is checked here (names again, by the lookup).
+    if (!this.allowPrivate && isBlockedHost(url.hostname)) return done({ status: null, responseBody: null, error: 'blocked_address' });
 
     const signal = AbortSignal.timeout(this.timeoutMs);
     try {

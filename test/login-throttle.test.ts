@@ -1,0 +1,190 @@
+// Throttling of failed logins (issue 10 item 16; C2.2; docs/decisions.md "Hardening"): per account
+// and per client address, 429 envelope with Retry-After, checked before the password, blind to
+// whether the email exists, on the service clock. Run on the memory store (one service) and, when
+// REDIS_URL is set, on Redis with two services sharing it: requests alternate between them, so
+// every count below is only right if the two share it.
+//
+// Each test uses its own emails and client addresses (random, in 10/8), so tests do not lock each
+// other out, and neither do repeated runs against one Redis.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { LOGIN_LIMITS, THROTTLED_MESSAGE } from '../src/accounts/login-throttle.js';
+import type { AttemptStore } from '../src/ratelimit/attempts.js';
+
+const REDIS_URL = process.env.REDIS_URL;
+const PASSWORD = 'correct-horse';
+const WINDOW_S = LOGIN_LIMITS.account.windowMs / 1000;
+const ACCOUNT_LIMIT = LOGIN_LIMITS.account.limit;
+const CLIENT_LIMIT = LOGIN_LIMITS.client.limit;
+
+const uniq = () => randomBytes(5).toString('hex');
+const newEmail = () => `t-${uniq()}@example.com`;
+const newIp = () => `10.${[...randomBytes(3)].join('.')}`;
+
+const ENVELOPE_429 = { status: 429, state: 'error', message: THROTTLED_MESSAGE, data: null, count: null, pagination: null };
+
+const stores = [
+  { name: 'memory store, one service', redis: false },
+  ...(REDIS_URL ? [{ name: 'Redis store, two services sharing it', redis: true }] : []),
+];
+
+describe.each(stores)('$name', ({ redis }) => {
+  let services: Harness[];
+  let turn = 0;
+  beforeAll(async () => {
+    const env: Record<string, string> = redis ? { REDIS_URL: REDIS_URL! } : {};
+    services = redis ? [await createHarness(env), await createHarness(env)] : [await createHarness(env)];
+  });
+  afterAll(async () => {
+    for (const s of services ?? []) await s.close();
+  });
+
+  /** The next service in turn (alternating when there are two). */
+  const next = () => services[turn++ % services.length];
+
+  async function login(email: string, password: string, ip: string) {
+    const res = await next().app.inject({ method: 'POST', url: '/auth/login', remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }) });
+    return { status: res.statusCode, body: res.json(), retryAfter: res.headers['retry-after'] as string | undefined };
+  }
+
+  /** A user known to every service (on PGlite each has its own database; on PostgreSQL they share one). */
+  async function user(): Promise<string> {
+    const email = newEmail();
+    for (const s of services) {
+      const res = await s.req('POST', '/auth/signup', { body: { email, password: PASSWORD, name: 'T', role: 'PARTNER' } });
+      expect([201, 409]).toContain(res.statusCode);
+    }
+    return email;
+  }
+
+  const advance = async (seconds: number) => {
+    for (const s of services) await s.advance(seconds);
+  };
+
+  function expectThrottled(r: Awaited<ReturnType<typeof login>>, atMost = WINDOW_S) {
+    expect(r.status).toBe(429);
+    expect(r.body).toEqual(ENVELOPE_429);
+    const seconds = Number(r.retryAfter);
+    expect(Number.isInteger(seconds)).toBe(true);
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(atMost);
+    return seconds;
+  }
+
+  it('30 wrong passwords: 401 for the first five, then 429 envelope with Retry-After; the right password is refused too', async () => {
+    const email = await user();
+    const ip = newIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await login(email, `wrong-${i}-password`, ip);
+      statuses.push(r.status);
+      if (r.status === 401) expect(r.retryAfter).toBeUndefined();
+      else expectThrottled(r);
+    }
+    expect(statuses).toEqual([...Array(ACCOUNT_LIMIT).fill(401), ...Array(30 - ACCOUNT_LIMIT).fill(429)]);
+    // Locked: the right password gets the same 429, from any address, so the lock cannot be probed.
+    expectThrottled(await login(email, PASSWORD, ip));
+    expectThrottled(await login(email.toUpperCase(), PASSWORD, newIp()));
+  });
+
+  it('the lock lasts 15 minutes on the service clock; then the right password logs in and the failures start again from zero', async () => {
+    const email = await user();
+    const ip = newIp();
+    for (let i = 0; i < ACCOUNT_LIMIT; i++) expect((await login(email, 'wrong-password', ip)).status).toBe(401);
+    const retry = expectThrottled(await login(email, PASSWORD, ip));
+    expect(retry).toBeGreaterThan(WINDOW_S - 60);
+
+    await advance(WINDOW_S - 120);
+    const later = expectThrottled(await login(email, PASSWORD, ip));
+    expect(later).toBeLessThanOrEqual(120);
+    await advance(121);
+    const ok = await login(email, PASSWORD, ip);
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.user.email).toBe(email);
+    // A new window: four failures are still 401s.
+    for (let i = 0; i < ACCOUNT_LIMIT - 1; i++) expect((await login(email, 'wrong-password', ip)).status).toBe(401);
+  });
+
+  it('a success clears the account\'s failures', async () => {
+    const email = await user();
+    const ip = newIp();
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < ACCOUNT_LIMIT - 1; i++) expect((await login(email, 'wrong-password', ip)).status).toBe(401);
+      expect((await login(email, PASSWORD, ip)).status).toBe(200);
+    }
+  });
+
+  it('an email that does not exist is counted and locked exactly like one that does', async () => {
+    const known = await user();
+    const unknown = newEmail();
+    const seq = async (email: string) => {
+      const ip = newIp();
+      const out: unknown[] = [];
+      for (let i = 0; i < ACCOUNT_LIMIT + 2; i++) {
+        const r = await login(email, 'wrong-password', ip);
+        out.push([r.status, r.body, r.retryAfter === undefined ? null : 'Retry-After']);
+      }
+      return out;
+    };
+    expect(await seq(unknown)).toEqual(await seq(known));
+  });
+
+  it('per client address: 30 failures across many emails lock the address, for every email; other addresses are not affected', async () => {
+    const ip = newIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 3; i++) statuses.push((await login(newEmail(), 'wrong-password', ip)).status);
+    expect(statuses).toEqual([...Array(CLIENT_LIMIT).fill(401), 429, 429, 429]);
+    const email = await user();
+    expectThrottled(await login(email, PASSWORD, ip));
+    // The account itself is not locked: from another address it logs in.
+    expect((await login(email, PASSWORD, newIp())).status).toBe(200);
+  }, 60_000);
+
+  it('successes do not count against the address', async () => {
+    const email = await user();
+    const ip = newIp();
+    for (let i = 0; i < CLIENT_LIMIT + 5; i++) expect((await login(email, PASSWORD, ip)).status).toBe(200);
+  }, 60_000);
+
+  it('concurrent wrong passwords cannot slip past the limit', async () => {
+    const email = await user();
+    const ip = newIp();
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(email, 'wrong-password', ip)));
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(ACCOUNT_LIMIT).fill(401), ...Array(20 - ACCOUNT_LIMIT).fill(429)]);
+  });
+
+  it('a malformed login (400) is not counted', async () => {
+    const email = await user();
+    const ip = newIp();
+    for (let i = 0; i < ACCOUNT_LIMIT + 2; i++) {
+      const res = await next().app.inject({ method: 'POST', url: '/auth/login', remoteAddress: ip, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password: '' }) });
+      expect(res.statusCode).toBe(400);
+    }
+    expect((await login(email, PASSWORD, ip)).status).toBe(200);
+  });
+});
+
+describe('when the attempt store is unreachable', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness();
+  });
+  afterAll(() => h?.close());
+
+  it('logins are let through unthrottled rather than refused', async () => {
+    const email = `t-${uniq()}@example.com`;
+    expect((await h.req('POST', '/auth/signup', { body: { email, password: PASSWORD, name: 'T', role: 'PARTNER' } })).statusCode).toBe(201);
+    const down = () => Promise.reject(new Error('connection refused'));
+    const broken: AttemptStore = { take: down, reset: down, refund: down, close: async () => {} };
+    const real = h.deps.attempts;
+    h.deps.attempts = broken;
+    try {
+      for (let i = 0; i < ACCOUNT_LIMIT + 2; i++) expect((await h.req('POST', '/auth/login', { body: { email, password: 'wrong-password' } })).statusCode).toBe(401);
+      expect((await h.req('POST', '/auth/login', { body: { email, password: PASSWORD } })).statusCode).toBe(200);
+    } finally {
+      h.deps.attempts = real;
+    }
+  });
+});
