@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { tempDir } from './helpers/temp-dirs.js';
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'svc-config-'));
+const tmp = () => tempDir('svc-config-');
 
 describe('C1.2 configuration', () => {
   it('has the documented defaults in development', () => {

@@ -2,17 +2,14 @@
 // database prints the banner, the printed curl works, SIGTERM shuts down cleanly, a restart keeps
 // the data and prints no banner. Runs on the embedded database only: that is what it is about.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { freePort, startService } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
 
 const run = promisify(execFile);
 const onPGlite = !inject('testDatabaseUrl');
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDir = tempDir('svc-process-');
 
 describe.runIf(onPGlite)('the service process on the embedded database', () => {
   let port: number;
@@ -89,7 +86,7 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
 
 describe.runIf(onPGlite)('one process per embedded database', () => {
   it('a second process on the same data dir is refused while the first runs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
+    const dir = tempDir('svc-lock-');
     const first = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
     await first.waitFor(/process ready/);
     const second = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
@@ -102,6 +99,5 @@ describe.runIf(onPGlite)('one process per embedded database', () => {
     await third.waitFor(/process ready/);
     third.child.kill('SIGTERM');
     expect((await third.exited).code).toBe(0);
-    rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 });

@@ -1,5 +1,6 @@
-// Start the real service (`node --import tsx src/main.ts`) as a child process for end-to-end tests.
-import { spawn, type ChildProcess } from 'node:child_process';
+// Start the real service (`node --import tsx src/main.ts`, or `npm start` as the README says) as a
+// child process for end-to-end tests.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -24,13 +25,37 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** Services still running; a test that failed half-way leaves some, stopped after its file. */
+const running = new Set<ServiceProcess>();
+
+export async function stopServices(): Promise<void> {
+  await Promise.all([...running].map(async (svc) => {
+    if (svc.child.exitCode === null && svc.child.signalCode === null) {
+      // npm's group too: killing npm alone would orphan the service under it.
+      if (svc.child.spawnargs[0] === 'npm') process.kill(-svc.child.pid!, 'SIGKILL');
+      else svc.child.kill('SIGKILL');
+    }
+    await svc.exited;
+  }));
+}
+
+// Only what the service needs: the test run's own DATABASE_URL must not leak into the child.
+const childEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env });
+
 export function startService(env: Record<string, string>): ServiceProcess {
-  // Only what the service needs: the test run's own DATABASE_URL must not leak into the child.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawnService(process.execPath, ['--import', 'tsx', 'src/main.ts'], env);
+}
+
+/**
+ * `npm start`, in a process group of its own (detached), so a test can signal npm alone, as a
+ * supervisor does, or the whole group, as a terminal's Ctrl-C does.
+ */
+export function startNpm(env: Record<string, string>): ServiceProcess {
+  return spawnService('npm', ['start'], env, { detached: true });
+}
+
+function spawnService(command: string, args: string[], env: Record<string, string>, options: SpawnOptions = {}): ServiceProcess {
+  const child = spawn(command, args, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...options });
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (chunk: Buffer) => {
@@ -45,7 +70,7 @@ export function startService(env: Record<string, string>): ServiceProcess {
       resolve({ code, signal });
     }),
   );
-  return {
+  const svc: ServiceProcess = {
     child,
     output: () => out,
     exited,
@@ -72,4 +97,7 @@ export function startService(env: Record<string, string>): ServiceProcess {
       });
     },
   };
+  running.add(svc);
+  void exited.then(() => running.delete(svc));
+  return svc;
 }
