@@ -58,6 +58,8 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     // API reference: OpenAPI from the route schemas, and the reference UI.
     const spec = await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json();
     expect(spec.openapi).toBe('3.1.0');
+    // Relative, so /docs "Try it out" works on whatever host name the page was opened with.
+    expect(spec.servers).toEqual([{ url: '/' }]);
     expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/products.json', '/apps/oauth/token', '/auth/signup']));
     const docs = await fetch(`http://127.0.0.1:${port}/docs`);
     expect(docs.status).toBe(200);
