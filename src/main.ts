@@ -15,7 +15,7 @@ async function main() {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
+      for (const problem of err.problems) console.error(`Configuration error: ${problem}`);
       process.exit(2);
     }
     throw err;

@@ -2,6 +2,8 @@
 // database prints the banner, the printed curl works, SIGTERM shuts down cleanly, a restart keeps
 // the data and prints no banner. Runs on the embedded database only: that is what it is about.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort, startService } from './helpers/process.js';
@@ -79,10 +81,33 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
   it('C1.2 production mode refuses to start without SVC_SECRET and DATABASE_URL, or with the test clock', async () => {
     const svc = startService({ NODE_ENV: 'production', SVC_DATA_DIR: dataDir });
     expect((await svc.exited).code).toBe(2);
-    expect(svc.output()).toMatch(/requires SVC_SECRET and DATABASE_URL/);
+    expect(svc.output()).toMatch(/^Configuration error: SVC_SECRET is not set: required in production/m);
+    expect(svc.output()).toMatch(/^Configuration error: DATABASE_URL is not set: required in production/m);
     const clock = startService({ NODE_ENV: 'production', SVC_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://127.0.0.1:1/none', SVC_TEST_CLOCK: '1' });
     expect((await clock.exited).code).toBe(2);
-    expect(clock.output()).toMatch(/SVC_TEST_CLOCK is refused in production/);
+    expect(clock.output()).toMatch(/SVC_TEST_CLOCK="1": refused in production/);
+  }, 60_000);
+});
+
+describe('a bad configuration (issue 10)', () => {
+  it('prints one line per problem and exits 2: no stack trace, no secret, nothing touched', async () => {
+    const dir = join(tempDir('svc-badconfig-'), 'data');
+    const svc = startService({
+      SVC_DATA_DIR: dir, NODE_ENV: 'prod', LOG_LEVEL: 'verbose', PORT: '0', SVC_ALLOW_PRIVATE_WEBHOOKS: 'maybe',
+      DATABASE_URL: 'notaurl', REDIS_URL: 'http://:hunter2@cache', SVC_SECRET: 'hunter2',
+    });
+    expect((await svc.exited).code).toBe(2);
+    const lines = svc.output().trim().split('\n').filter((l) => !l.startsWith('npm warn'));
+    expect(lines).toEqual([
+      'Configuration error: NODE_ENV="prod": must be development, production or test',
+      'Configuration error: PORT="0": must be a whole number from 1 to 65535',
+      'Configuration error: DATABASE_URL="notaurl": must be a postgres:// or postgresql:// URL',
+      'Configuration error: REDIS_URL="http://:****@cache": must be a redis:// or rediss:// URL',
+      'Configuration error: SVC_SECRET=(hidden, 7 characters): must be at least 32 characters',
+      'Configuration error: SVC_ALLOW_PRIVATE_WEBHOOKS="maybe": must be a boolean: 1/0, true/false, on/off or yes/no',
+      'Configuration error: LOG_LEVEL="verbose": must be fatal, error, warn, info, debug, trace, silent',
+    ]);
+    expect(existsSync(dir)).toBe(false);
   }, 60_000);
 });
 
