@@ -45,8 +45,10 @@ async function main() {
     })();
     return closing;
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // `on`, not `once`: Ctrl-C under `npm start` delivers SIGINT twice (the terminal's, and npm's
+  // forwarded copy), and a second one without a listener would kill the process mid-shutdown.
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('uncaughtException', (err) => {
     console.error('uncaught exception:', err);
     void shutdown('uncaughtException', 1);
