@@ -1,8 +1,10 @@
 // The real process, as a newcomer runs it (C1.1, C1.3, C1.5): first start on an empty embedded
 // database prints the banner, the printed curl works, SIGTERM shuts down cleanly, a restart keeps
-// the data and prints no banner. Runs on the embedded database only: that is what it is about.
+// the data and prints the banner again with a new token. Runs on the embedded database only: that
+// is what it is about.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
@@ -40,10 +42,15 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     expect(await svc.exited).toEqual({ code: 0, signal: null });
   }, 120_000);
 
-  it('C1.1 a restart keeps the data and the secret, and prints no banner again', async () => {
+  it('C1.1 a restart keeps the data and the secret, and shows the banner again with a new token', async () => {
     const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'operator-pass-1' });
-    await svc.waitFor(/process ready/);
-    expect(svc.output()).not.toContain('Demo data loaded');
+    const [, curl] = await svc.waitFor(/^\s+(curl .+)$/m);
+    // The banner comes once the service listens, after its ready line.
+    expect(svc.output().indexOf('process ready')).toBeLessThan(svc.output().indexOf('Demo store'));
+    const again = svc.output().match(/svcat_[A-Za-z0-9_-]+/)![0];
+    expect(again).not.toBe(token);
+    expect(JSON.parse((await run('bash', ['-c', curl])).stdout).products.length).toBeGreaterThanOrEqual(3);
+    // The first start's token still works: the data (and the secret that decrypts it) survived.
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/products.json?limit=1`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-svc-api-version')).toBe('2026-06');
@@ -69,6 +76,27 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
   }, 120_000);
+
+  it('C1.5 a first start that fails after loading the demo (port taken) loses nothing: the next start shows the banner', async () => {
+    const dir = tempDir('svc-banner-');
+    const taken = await freePort();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(taken, '127.0.0.1', resolve));
+    try {
+      const failed = startService({ SVC_DATA_DIR: dir, PORT: String(taken) });
+      expect((await failed.exited).code).not.toBe(0);
+      expect(failed.output()).toMatch(/EADDRINUSE/);
+      expect(failed.output()).not.toMatch(/Demo store|svcat_/); // nothing promised that is not there
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+    const svc = startService({ SVC_DATA_DIR: dir, PORT: String(taken) });
+    const [, curl] = await svc.waitFor(/^\s+(curl .+)$/m);
+    expect(svc.output()).toContain('merchant@demo.test / demo-merchant-pass');
+    expect(JSON.parse((await run('bash', ['-c', curl])).stdout).products.length).toBeGreaterThanOrEqual(3);
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  }, 180_000);
 
   it('C1.3 SVC_ROLE=worker runs no HTTP server', async () => {
     const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ROLE: 'worker' });
