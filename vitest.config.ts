@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    // After each test file, passed or failed: leftover service processes and temporary directories go.
+    setupFiles: ['test/helpers/file-teardown.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

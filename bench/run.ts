@@ -111,8 +111,8 @@ async function coldStart(label: string, extra: Record<string, string>): Promise<
   const child = startChild(`cold start (${label})`, ['--import', 'tsx', MAIN], env, { cwd: ROOT });
   const ms = await waitReady(child, `http://127.0.0.1:${port}/readyz`, 120_000);
   // The banner is printed right after listen(); give it a moment to arrive.
-  for (let i = 0; i < 100 && !child.output().includes('Demo data loaded'); i++) await new Promise((r) => setTimeout(r, 20));
-  const demo = child.output().includes('Demo data loaded');
+  for (let i = 0; i < 100 && !child.output().includes('Demo store'); i++) await new Promise((r) => setTimeout(r, 20));
+  const demo = child.output().includes('Demo store');
   const code = await stopChild(child);
   if (code !== 0) console.warn(`  warning: ${child.name} exited with code ${code} on SIGTERM:\n${child.output()}`);
   return { ms, demo };

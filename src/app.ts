@@ -62,7 +62,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
         version: API_VERSION,
         description: 'App API (/api/v1, OAuth access token), OAuth install, developer, merchant admin and operator routes. See README.md.',
       },
-      servers: [{ url: deps.config.baseUrl }],
+      // Relative: the reference UI's "Try it out" calls the host the page was opened on. An absolute
+      // SVC_BASE_URL made it cross-origin (and failing) whenever /docs was reached by another name.
+      servers: [{ url: '/' }],
       components: {
         securitySchemes: {
           accessToken: { type: 'http', scheme: 'bearer', description: 'OAuth access token of an installed app' },

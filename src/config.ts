@@ -1,8 +1,12 @@
 // Configuration of contract C1.2, parsed once at start into a typed object. Nothing else in the
-// service reads process.env: everything it needs is passed down from here.
+// service reads process.env: everything it needs is passed down from here. The variables and their
+// schemas are in src/config/variables.ts, the rules between them in src/config/rules.ts.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { parseVariables, VARIABLES, type Env, type LOG_LEVELS } from './config/variables.js';
+import { refusal } from './config/refusal.js';
+import { ruleProblems } from './config/rules.js';
 
 export type ProcessRole = 'api' | 'worker' | 'all';
 
@@ -29,112 +33,82 @@ export interface Config {
   stripeWebhookSecret: string | null;
   smtpUrl: string | null;
   deliveryRetentionDays: number;
-  logLevel: string;
-}
-
-export class ConfigError extends Error {}
-
-type Env = Record<string, string | undefined>;
-
-function flag(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') return fallback;
-  if (['1', 'true', 'on', 'yes'].includes(value.toLowerCase())) return true;
-  if (['0', 'false', 'off', 'no'].includes(value.toLowerCase())) return false;
-  throw new ConfigError(`expected a boolean (1/0, true/false, on/off), got "${value}"`);
-}
-
-function nonEmpty(value: string | undefined): string | null {
-  return value === undefined || value.trim() === '' ? null : value.trim();
+  logLevel: (typeof LOG_LEVELS)[number];
 }
 
 /**
- * Parse the environment. `loadSecret` decides whether a development secret may be generated and
- * kept in the data dir (tests pass false and always give one).
+ * The service refuses to start: one line per problem, each naming the variable, its value (secrets
+ * masked) and what is allowed.
+ */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+/**
+ * Parse and check the whole environment before anything is touched (the data dir, the database).
+ * `persistSecret: false` (tests) never writes a development secret into the data dir.
  */
 export function loadConfig(env: Env = process.env, options: { persistSecret?: boolean } = {}): Config {
-  const production = (env.NODE_ENV ?? 'development') === 'production';
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
-  const host = nonEmpty(env.HOST) ?? (production ? '0.0.0.0' : '127.0.0.1');
-  const baseUrl = (nonEmpty(env.SVC_BASE_URL) ?? `http://localhost:${port}`).replace(/\/+$/, '');
-  const siteUrl = (nonEmpty(env.SVC_SITE_URL) ?? baseUrl).replace(/\/+$/, '');
-  const dataDir = resolve(nonEmpty(env.SVC_DATA_DIR) ?? './data');
-  const databaseUrl = nonEmpty(env.DATABASE_URL);
-  const testClock = flag(env.SVC_TEST_CLOCK, false);
+  const { values: v, invalid } = parseVariables(env);
+  const problems = [
+    ...invalid.map((name) => refusal(env, name, `must be ${VARIABLES[name].allowed}`)),
+    ...ruleProblems(env, v),
+  ];
+  if (problems.length) throw new ConfigError(problems);
 
-  if (production) {
-    const missing = ['SVC_SECRET', 'DATABASE_URL'].filter((name) => !nonEmpty(env[name]));
-    if (missing.length) throw new ConfigError(`production mode requires ${missing.join(' and ')}`);
-    if (testClock) throw new ConfigError('SVC_TEST_CLOCK is refused in production');
-  }
+  const production = v.NODE_ENV === 'production';
+  const port = v.PORT ?? 3000;
+  const baseUrl = (v.SVC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const dataDir = resolve(v.SVC_DATA_DIR ?? './data');
 
-  let secret = nonEmpty(env.SVC_SECRET);
+  let secret = v.SVC_SECRET;
   let secretSource: Config['secretSource'] = 'env';
   if (!secret) {
-    const kept = options.persistSecret === false ? null : readOrCreateDevSecret(dataDir);
+    const kept = options.persistSecret === false ? null : readOrCreateDevSecret(env, dataDir);
     secret = kept?.secret ?? randomBytes(32).toString('base64url');
     secretSource = kept?.created === false ? 'data-dir' : 'generated';
   }
-  if (secret.length < 16) throw new ConfigError('SVC_SECRET must be at least 16 characters');
-
-  const role = (nonEmpty(env.SVC_ROLE) ?? 'all') as ProcessRole;
-  if (!['api', 'worker', 'all'].includes(role)) throw new ConfigError(`SVC_ROLE must be api, worker or all, got "${role}"`);
-
-  const commissionRate = Number(env.SVC_COMMISSION_RATE ?? '0.20');
-  if (!(commissionRate >= 0 && commissionRate <= 1)) throw new ConfigError('SVC_COMMISSION_RATE must be between 0 and 1');
-
-  let fxRates: Record<string, number> = {};
-  if (nonEmpty(env.SVC_FX_RATES)) {
-    try {
-      fxRates = JSON.parse(env.SVC_FX_RATES!);
-    } catch {
-      throw new ConfigError('SVC_FX_RATES must be a JSON object such as {"EUR":1.08}');
-    }
-    for (const [code, rate] of Object.entries(fxRates)) {
-      if (!/^[A-Z]{3}$/.test(code) || typeof rate !== 'number' || !(rate > 0)) {
-        throw new ConfigError(`SVC_FX_RATES: "${code}" must map an ISO 4217 code to a positive number`);
-      }
-    }
-  }
-
-  const seedValue = nonEmpty(env.SVC_SEED);
-  if (seedValue && !['demo', 'none'].includes(seedValue)) throw new ConfigError('SVC_SEED must be demo or none');
-  const retention = Number(env.SVC_DELIVERY_RETENTION_DAYS ?? 30);
-  if (!(retention > 0)) throw new ConfigError('SVC_DELIVERY_RETENTION_DAYS must be a positive number');
 
   return {
     production,
     port,
-    host,
+    host: v.HOST ?? (production ? '0.0.0.0' : '127.0.0.1'),
     baseUrl,
-    siteUrl,
+    siteUrl: (v.SVC_SITE_URL ?? baseUrl).replace(/\/+$/, ''),
     dataDir,
-    databaseUrl,
-    redisUrl: nonEmpty(env.REDIS_URL),
+    databaseUrl: v.DATABASE_URL ?? null,
+    redisUrl: v.REDIS_URL ?? null,
     secret,
     secretSource,
-    adminEmail: nonEmpty(env.SVC_ADMIN_EMAIL),
-    adminPassword: nonEmpty(env.SVC_ADMIN_PASSWORD),
+    adminEmail: v.SVC_ADMIN_EMAIL ?? null,
+    adminPassword: v.SVC_ADMIN_PASSWORD ?? null,
     // 'auto' = demo on an empty database in development (decided once the database is open).
-    seed: (seedValue as 'demo' | 'none' | null) ?? (production ? 'none' : 'auto'),
-    testClock,
-    allowPrivateWebhooks: flag(env.SVC_ALLOW_PRIVATE_WEBHOOKS, !production),
-    role,
-    commissionRate,
-    fxRates,
-    stripeWebhookSecret: nonEmpty(env.SVC_STRIPE_WEBHOOK_SECRET),
-    smtpUrl: nonEmpty(env.SMTP_URL),
-    deliveryRetentionDays: retention,
-    logLevel: nonEmpty(env.LOG_LEVEL) ?? (production ? 'info' : 'warn'),
+    seed: v.SVC_SEED ?? (production ? 'none' : 'auto'),
+    testClock: v.SVC_TEST_CLOCK ?? false,
+    allowPrivateWebhooks: v.SVC_ALLOW_PRIVATE_WEBHOOKS ?? !production,
+    role: v.SVC_ROLE ?? 'all',
+    commissionRate: v.SVC_COMMISSION_RATE ?? 0.2,
+    fxRates: v.SVC_FX_RATES ?? {},
+    stripeWebhookSecret: v.SVC_STRIPE_WEBHOOK_SECRET ?? null,
+    smtpUrl: v.SMTP_URL ?? null,
+    deliveryRetentionDays: v.SVC_DELIVERY_RETENTION_DAYS ?? 30,
+    logLevel: v.LOG_LEVEL ?? (production ? 'info' : 'warn'),
   };
 }
 
 /** Development only: one secret generated on first start and kept beside the embedded database. */
-function readOrCreateDevSecret(dataDir: string): { secret: string; created: boolean } {
+function readOrCreateDevSecret(env: Env, dataDir: string): { secret: string; created: boolean } {
   const file = join(dataDir, 'svc-secret');
-  if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), created: false };
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, secret + '\n', { mode: 0o600 });
-  return { secret, created: true };
+  try {
+    if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), created: false };
+    mkdirSync(dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('base64url');
+    writeFileSync(file, secret + '\n', { mode: 0o600 });
+    return { secret, created: true };
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new ConfigError([`${refusal(env, 'SVC_DATA_DIR', `cannot keep the development secret in ${file} (${reason})`)}`]);
+  }
 }

@@ -1,5 +1,5 @@
 // The service process: configuration, database, HTTP (role api/all), workers (role worker/all),
-// the first-run demo data, and a graceful shutdown on every exit path.
+// the first-run demo data and its banner, and a graceful shutdown on every exit path.
 import { loadConfig, ConfigError } from './config.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './app.js';
@@ -7,6 +7,7 @@ import { Scheduler } from './jobs/scheduler.js';
 import { scheduleWorkers } from './jobs/register-all.js';
 import { ensureOperator } from './accounts/accounts.service.js';
 import { seedIfEmpty } from './seed/seed.js';
+import { printDemoBanner } from './seed/banner.js';
 import type { FastifyInstance } from 'fastify';
 
 async function main() {
@@ -15,7 +16,7 @@ async function main() {
     config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`Configuration error: ${err.message}`);
+      for (const problem of err.problems) console.error(`Configuration error: ${problem}`);
       process.exit(2);
     }
     throw err;
@@ -45,8 +46,10 @@ async function main() {
     })();
     return closing;
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // `on`, not `once`: Ctrl-C under `npm start` delivers SIGINT twice (the terminal's, and npm's
+  // forwarded copy), and a second one without a listener would kill the process mid-shutdown.
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('uncaughtException', (err) => {
     console.error('uncaught exception:', err);
     void shutdown('uncaughtException', 1);
@@ -57,7 +60,7 @@ async function main() {
   });
 
   if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
-  const banner = await seedIfEmpty(deps);
+  await seedIfEmpty(deps);
 
   if (config.role !== 'worker') {
     app = await buildApp(deps, { logger: { level: config.logLevel } });
@@ -70,7 +73,9 @@ async function main() {
 
   const where = config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL (PGlite) in ${config.dataDir}`;
   console.log(`svc ${config.role} process ready${app ? ` at ${config.baseUrl}` : ''} on ${where}`);
-  if (banner) console.log(banner);
+  // Only once listening, and on every development start: a start that failed after loading the
+  // demo (port taken) printed nothing, and the next one shows it all.
+  if (app) await printDemoBanner(deps);
 }
 
 main().catch((err) => {

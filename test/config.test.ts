@@ -1,10 +1,25 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { VARIABLES } from '../src/config/variables.js';
+import { maskUrl } from '../src/config/refusal.js';
+import { tempDir } from './helpers/temp-dirs.js';
+import { ROOT } from './helpers/process.js';
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'svc-config-'));
+const tmp = () => tempDir('svc-config-');
+const SECRET = 'x'.repeat(32);
+
+/** The lines a refused configuration prints (one per problem); [] when it is accepted. */
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig({ SVC_SECRET: SECRET, ...env }, { persistSecret: false });
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
 
 describe('C1.2 configuration', () => {
   it('has the documented defaults in development', () => {
@@ -35,28 +50,125 @@ describe('C1.2 configuration', () => {
     expect(loadConfig({ SVC_SITE_URL: 'https://shop.example.com', SVC_SECRET: 'x'.repeat(32) }).siteUrl).toBe('https://shop.example.com');
   });
 
-  it('production refuses to start without SVC_SECRET and DATABASE_URL', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SVC_SECRET and DATABASE_URL/);
-    expect(() => loadConfig({ NODE_ENV: 'production', SVC_SECRET: 'x'.repeat(32) })).toThrow(/DATABASE_URL/);
-    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' })).toThrow(/SVC_SECRET/);
+  it('production refuses to start without SVC_SECRET and DATABASE_URL, one line each', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError);
+    expect(problems({ NODE_ENV: 'production', SVC_SECRET: '' })).toEqual([
+      expect.stringMatching(/^SVC_SECRET is not set: required in production/),
+      expect.stringMatching(/^DATABASE_URL is not set: required in production/),
+    ]);
+    expect(problems({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^DATABASE_URL is not set/)]);
   });
 
-  it('production refuses the test clock (C12.1) and turns private webhooks off', () => {
-    const env = { NODE_ENV: 'production', SVC_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://db/x' };
-    expect(() => loadConfig({ ...env, SVC_TEST_CLOCK: '1' })).toThrow(ConfigError);
-    const c = loadConfig(env);
-    expect(c).toMatchObject({ production: true, host: '0.0.0.0', allowPrivateWebhooks: false, seed: 'none', testClock: false });
+  it('production refuses the test clock (C12.1) and the demo data, and turns private webhooks off', () => {
+    const env = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db/x' };
+    expect(problems({ ...env, SVC_TEST_CLOCK: '1', SVC_SEED: 'demo' })).toEqual([
+      'SVC_TEST_CLOCK="1": refused in production (it lets the operator move the clock)',
+      'SVC_SEED="demo": refused in production (the demo accounts have published passwords)',
+    ]);
+    const c = loadConfig({ ...env, SVC_SECRET: SECRET });
+    expect(c).toMatchObject({ production: true, host: '0.0.0.0', allowPrivateWebhooks: false, seed: 'none', testClock: false, logLevel: 'info' });
   });
 
-  it('rejects invalid values with a clear message', () => {
-    const base = { SVC_SECRET: 'x'.repeat(32) };
-    expect(() => loadConfig({ ...base, SVC_ROLE: 'both' })).toThrow(/SVC_ROLE/);
-    expect(() => loadConfig({ ...base, PORT: 'eighty' })).toThrow(/PORT/);
-    expect(() => loadConfig({ ...base, SVC_FX_RATES: '{"EUR":"x"}' })).toThrow(/SVC_FX_RATES/);
-    expect(() => loadConfig({ ...base, SVC_FX_RATES: 'not json' })).toThrow(/SVC_FX_RATES/);
-    expect(() => loadConfig({ ...base, SVC_COMMISSION_RATE: '1.5' })).toThrow(/SVC_COMMISSION_RATE/);
-    expect(() => loadConfig({ ...base, SVC_TEST_CLOCK: 'maybe' })).toThrow(/boolean/);
-    expect(() => loadConfig({ ...base, SVC_SEED: 'lots' })).toThrow(/SVC_SEED/);
+  it('rejects invalid values, naming the variable, the value and what is allowed', () => {
+    expect(problems({ SVC_ROLE: 'both' })).toEqual(['SVC_ROLE="both": must be api, worker or all']);
+    expect(problems({ PORT: 'eighty' })).toEqual(['PORT="eighty": must be a whole number from 1 to 65535']);
+    expect(problems({ SVC_FX_RATES: '{"EUR":"x"}' })).toEqual([expect.stringMatching(/^SVC_FX_RATES="\{\\"EUR\\":\\"x\\"\}": must be a JSON object/)]);
+    expect(problems({ SVC_FX_RATES: 'not json' })).toEqual([expect.stringMatching(/^SVC_FX_RATES="not json": must be a JSON object of ISO 4217 codes/)]);
+    expect(problems({ SVC_FX_RATES: '{"euro":1.1}' })).toHaveLength(1);
+    expect(problems({ SVC_COMMISSION_RATE: '1.5' })).toEqual(['SVC_COMMISSION_RATE="1.5": must be a number from 0 to 1, e.g. 0.20']);
+    expect(problems({ SVC_COMMISSION_RATE: '-0.1' })).toHaveLength(1);
+    expect(problems({ SVC_TEST_CLOCK: 'maybe' })).toEqual(['SVC_TEST_CLOCK="maybe": must be a boolean: 1/0, true/false, on/off or yes/no']);
+    expect(problems({ SVC_SEED: 'lots' })).toEqual(['SVC_SEED="lots": must be demo or none']);
+    expect(problems({ SVC_DELIVERY_RETENTION_DAYS: '0' })).toEqual(['SVC_DELIVERY_RETENTION_DAYS="0": must be a whole number of days from 1']);
+    expect(problems({ SVC_DELIVERY_RETENTION_DAYS: '7.5' })).toHaveLength(1);
+    expect(problems({ HOST: 'not a host' })).toEqual(['HOST="not a host": must be an IP address or a host name']);
+    expect(problems({ SVC_BASE_URL: 'localhost:3000' })).toEqual(['SVC_BASE_URL="localhost:3000": must be an http:// or https:// URL without query or fragment']);
+    expect(problems({ SVC_SITE_URL: 'https://shop.example.com/?x=1' })).toHaveLength(1);
+    expect(problems({ REDIS_URL: 'localhost:6379' })).toEqual(['REDIS_URL="localhost:6379": must be a redis:// or rediss:// URL']);
+    expect(problems({ SMTP_URL: 'mail.example.com' })).toEqual(['SMTP_URL="mail.example.com": must be an smtp:// or smtps:// URL']);
+    expect(problems({ SVC_ADMIN_EMAIL: 'ops', SVC_ADMIN_PASSWORD: 'operator-pass-1' })).toEqual(['SVC_ADMIN_EMAIL="ops": must be an email address']);
+  });
+
+  describe('the reported problems (issue 10)', () => {
+    it('NODE_ENV=prod is refused, not run in development mode with the demo passwords', () => {
+      expect(problems({ NODE_ENV: 'prod' })).toEqual(['NODE_ENV="prod": must be development, production or test']);
+    });
+
+    it('LOG_LEVEL=verbose is refused before anything starts', () => {
+      expect(problems({ LOG_LEVEL: 'verbose' })).toEqual(['LOG_LEVEL="verbose": must be fatal, error, warn, info, debug, trace, silent']);
+      expect(loadConfig({ SVC_SECRET: SECRET, LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    });
+
+    it('DATABASE_URL=notaurl names the variable (not "getaddrinfo ENOTFOUND base")', () => {
+      expect(problems({ DATABASE_URL: 'notaurl' })).toEqual(['DATABASE_URL="notaurl": must be a postgres:// or postgresql:// URL']);
+      expect(loadConfig({ SVC_SECRET: SECRET, DATABASE_URL: 'postgresql:///svc?host=/run/postgresql' }).databaseUrl).toBe('postgresql:///svc?host=/run/postgresql');
+    });
+
+    it('SVC_ALLOW_PRIVATE_WEBHOOKS=maybe names the variable', () => {
+      expect(problems({ SVC_ALLOW_PRIVATE_WEBHOOKS: 'maybe' })).toEqual(['SVC_ALLOW_PRIVATE_WEBHOOKS="maybe": must be a boolean: 1/0, true/false, on/off or yes/no']);
+    });
+
+    it('an empty PORT is the default port, not a random one; 0 and 65536 are refused', () => {
+      expect(loadConfig({ SVC_SECRET: SECRET, PORT: '' }).port).toBe(3000);
+      expect(loadConfig({ SVC_SECRET: SECRET, PORT: '  ' }).port).toBe(3000);
+      expect(problems({ PORT: '0' })).toEqual(['PORT="0": must be a whole number from 1 to 65535']);
+      expect(problems({ PORT: '65536' })).toHaveLength(1);
+      expect(problems({ PORT: '1e3' })).toHaveLength(1);
+      expect(loadConfig({ SVC_SECRET: SECRET, PORT: '65535' }).port).toBe(65535);
+    });
+
+    it('collects every problem, not just the first, one line each', () => {
+      const lines = problems({ NODE_ENV: 'prod', LOG_LEVEL: 'verbose', DATABASE_URL: 'notaurl', SVC_ALLOW_PRIVATE_WEBHOOKS: 'maybe', PORT: 'x', SVC_ROLE: 'both' });
+      expect(lines.map((l) => l.split(/[= ]/)[0])).toEqual(['NODE_ENV', 'PORT', 'DATABASE_URL', 'SVC_ALLOW_PRIVATE_WEBHOOKS', 'SVC_ROLE', 'LOG_LEVEL']);
+      for (const line of lines) expect(line).not.toContain('\n');
+    });
+
+    it('SVC_ADMIN_EMAIL and SVC_ADMIN_PASSWORD go together', () => {
+      expect(problems({ SVC_ADMIN_EMAIL: 'ops@example.com' })).toEqual(['SVC_ADMIN_PASSWORD is not set: SVC_ADMIN_EMAIL and SVC_ADMIN_PASSWORD are set together or not at all']);
+      expect(problems({ SVC_ADMIN_PASSWORD: 'operator-pass-1' })).toEqual(['SVC_ADMIN_EMAIL is not set: SVC_ADMIN_EMAIL and SVC_ADMIN_PASSWORD are set together or not at all']);
+      expect(loadConfig({ SVC_SECRET: SECRET, SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'operator-pass-1' })).toMatchObject({ adminEmail: 'ops@example.com', adminPassword: 'operator-pass-1' });
+    });
+
+    it('never prints a secret: SVC_SECRET, the admin password and the passwords in URLs are masked', () => {
+      const lines = problems({
+        SVC_SECRET: 'hunter2-secret',
+        SVC_ADMIN_EMAIL: 'ops@example.com',
+        SVC_ADMIN_PASSWORD: 'hunter2',
+        DATABASE_URL: 'mysql://svc:hunter2@db.internal/svc',
+        REDIS_URL: 'redis//:hunter2@cache:6379',
+        SMTP_URL: 'mail://relay?user=svc&password=hunter2',
+      });
+      expect(lines).toEqual([
+        'DATABASE_URL="mysql://svc:****@db.internal/svc": must be a postgres:// or postgresql:// URL',
+        'REDIS_URL="redis//:****@cache:6379": must be a redis:// or rediss:// URL',
+        'SMTP_URL="mail://relay?user=svc&password=****": must be an smtp:// or smtps:// URL',
+        'SVC_SECRET=(hidden, 14 characters): must be at least 32 characters',
+        'SVC_ADMIN_PASSWORD=(hidden, 7 characters): must be at least 8 characters',
+      ]);
+      expect(lines.join('\n')).not.toContain('hunter2');
+      expect(maskUrl('postgres://svc:p@ss/word@db/x')).toBe('postgres://svc:****@db/x');
+      expect(maskUrl('rediss://token-only@cache')).toBe('rediss://****@cache');
+      expect(maskUrl('postgres://db/x')).toBe('postgres://db/x');
+    });
+
+    it('refuses before the data dir is touched', () => {
+      const dataDir = join(tmp(), 'not-yet');
+      expect(() => loadConfig({ SVC_DATA_DIR: dataDir, LOG_LEVEL: 'verbose' })).toThrow(ConfigError);
+      expect(existsSync(dataDir)).toBe(false);
+    });
+
+    it('a data dir where the development secret cannot be kept is a configuration problem, not a stack trace', () => {
+      const file = join(tmp(), 'a-file');
+      writeFileSync(file, 'x');
+      expect(() => loadConfig({ SVC_DATA_DIR: join(file, 'data') })).toThrow(/^SVC_DATA_DIR=".*": cannot keep the development secret in .* \(ENOTDIR\)$/);
+    });
+
+    it("checks every variable of the README's configuration table, and the table lists every variable checked", () => {
+      const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+      const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+      const documented = new Set([...table.matchAll(/^\| (.+?) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z_]+)`/g)].map((n) => n[1])));
+      expect([...documented].sort()).toEqual(Object.keys(VARIABLES).sort());
+    });
   });
 
   it('parses roles, FX rates and flags', () => {

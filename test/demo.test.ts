@@ -2,7 +2,8 @@
 // the access token the banner prints: every resource of the store-data and orders issues is there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { loadDemo, type DemoHandles } from '../src/seed/seed.js';
+import { DEMO, loadDemo, type DemoHandles } from '../src/seed/seed.js';
+import { demoBanner } from '../src/seed/banner.js';
 
 let h: Harness;
 let demo: DemoHandles;
@@ -38,5 +39,43 @@ describe('C1.5 demo store', () => {
     const res = await h.req('POST', '/api/v1/product_listings.json', { token: demo.accessToken, body: { product_id: tee.product_id } });
     expect(res.statusCode).toBe(200); // 200: already listed (201 would mean it was not)
     expect(res.json().product_listing).toMatchObject({ product_id: tee.product_id, status: 'active' });
+  });
+});
+
+describe('C1.5 the banner, on every development start while the demo exists (issue 10)', () => {
+  const tokenIn = (banner: string) => banner.match(/App access token \(valid 24 h\): (svcat_\S+)/)![1];
+
+  it('shows the URL, the logins, the client id and a new working token each time', async () => {
+    const first = (await demoBanner(h.deps))!;
+    const second = (await demoBanner(h.deps))!;
+    for (const banner of [first, second]) {
+      expect(banner).toContain(`URL:            ${h.config.baseUrl}   (API reference: ${h.config.baseUrl}/docs)`);
+      expect(banner).toContain(`Merchant login: ${DEMO.merchant.email} / ${DEMO.merchant.password}   (store "Demo Store", ${demo.storeSlug})`);
+      expect(banner).toContain(`Partner login:  ${DEMO.partner.email} / ${DEMO.partner.password}   (app "${DEMO.appName}", client id ${demo.clientId})`);
+      expect(banner).toContain(`    curl -s -H "Authorization: Bearer ${tokenIn(banner)}" ${h.config.baseUrl}/api/v1/products.json`);
+    }
+    expect(tokenIn(first)).not.toBe(tokenIn(second));
+    // Every token works, the one printed when the demo was loaded included.
+    for (const token of [tokenIn(first), tokenIn(second), demo.accessToken]) {
+      expect((await h.req('GET', '/api/v1/products.json', { token })).statusCode).toBe(200);
+    }
+  });
+
+  it('is never printed in production (no token in its logs)', async () => {
+    expect(await demoBanner({ ...h.deps, config: { ...h.deps.config, production: true } })).toBeNull();
+  });
+
+  it('once the merchant uninstalled the demo app: no token, and the app is not reinstalled', async () => {
+    const merchant = (await h.req('POST', '/auth/login', { body: { email: DEMO.merchant.email, password: DEMO.merchant.password } })).json().data.token;
+    const installations = (await h.req('GET', '/apps/installations', { token: merchant })).json().data.installations;
+    const installation = installations.find((i: any) => i.appId === demo.appId);
+    expect((await h.req('DELETE', `/apps/installations/${installation.installationId}`, { token: merchant })).statusCode).toBe(200);
+
+    const banner = (await demoBanner(h.deps))!;
+    expect(banner).toContain(`client id ${demo.clientId}`);
+    expect(banner).not.toMatch(/svcat_/);
+    expect(banner).toContain('The demo app is not installed on the demo store');
+    const after = (await h.req('GET', '/apps/installations', { token: merchant })).json().data.installations;
+    expect(after.find((i: any) => i.appId === demo.appId).status).toBe('uninstalled');
   });
 });

@@ -1,15 +1,14 @@
 // The install-time template of the embedded database (src/db/pglite-template.ts): pristine (what
 // initdb writes, nothing of ours), used only for an empty data dir.
-import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildTemplate, seedDataDirFromTemplate } from '../src/db/pglite-template.js';
 import { openPGlite } from '../src/db/pglite.js';
 import { migrate, loadMigrations } from '../src/db/migrate.js';
+import { tempDir } from './helpers/temp-dirs.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-template-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('svc-template-');
 
 describe('embedded database template', () => {
   it('holds no schema of ours; a data dir made from it migrates like a fresh one', async () => {
@@ -24,10 +23,9 @@ describe('embedded database template', () => {
   }, 60_000);
 
   it('never touches a data dir that has files', () => {
-    const other = mkdtempSync(join(tmpdir(), 'svc-template-used-'));
+    const other = tempDir('svc-template-used-');
     writeFileSync(join(other, 'keep.txt'), 'x');
     expect(seedDataDirFromTemplate(other)).toBe(false);
     expect(readdirSync(other)).toEqual(['keep.txt']);
-    rmSync(other, { recursive: true, force: true });
   });
 });

@@ -1,18 +1,19 @@
 // The real process, as a newcomer runs it (C1.1, C1.3, C1.5): first start on an empty embedded
 // database prints the banner, the printed curl works, SIGTERM shuts down cleanly, a restart keeps
-// the data and prints no banner. Runs on the embedded database only: that is what it is about.
+// the data and prints the banner again with a new token. Runs on the embedded database only: that
+// is what it is about.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { freePort, startService } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
 
 const run = promisify(execFile);
 const onPGlite = !inject('testDatabaseUrl');
-const dataDir = mkdtempSync(join(tmpdir(), 'svc-process-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDir = tempDir('svc-process-');
 
 describe.runIf(onPGlite)('the service process on the embedded database', () => {
   let port: number;
@@ -41,10 +42,15 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     expect(await svc.exited).toEqual({ code: 0, signal: null });
   }, 120_000);
 
-  it('C1.1 a restart keeps the data and the secret, and prints no banner again', async () => {
+  it('C1.1 a restart keeps the data and the secret, and shows the banner again with a new token', async () => {
     const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ADMIN_EMAIL: 'ops@example.com', SVC_ADMIN_PASSWORD: 'operator-pass-1' });
-    await svc.waitFor(/process ready/);
-    expect(svc.output()).not.toContain('Demo data loaded');
+    const [, curl] = await svc.waitFor(/^\s+(curl .+)$/m);
+    // The banner comes once the service listens, after its ready line.
+    expect(svc.output().indexOf('process ready')).toBeLessThan(svc.output().indexOf('Demo store'));
+    const again = svc.output().match(/svcat_[A-Za-z0-9_-]+/)![0];
+    expect(again).not.toBe(token);
+    expect(JSON.parse((await run('bash', ['-c', curl])).stdout).products.length).toBeGreaterThanOrEqual(3);
+    // The first start's token still works: the data (and the secret that decrypts it) survived.
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/products.json?limit=1`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-svc-api-version')).toBe('2026-06');
@@ -61,6 +67,8 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     // API reference: OpenAPI from the route schemas, and the reference UI.
     const spec = await (await fetch(`http://127.0.0.1:${port}/openapi.json`)).json();
     expect(spec.openapi).toBe('3.1.0');
+    // Relative, so /docs "Try it out" works on whatever host name the page was opened with.
+    expect(spec.servers).toEqual([{ url: '/' }]);
     expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/api/v1/products.json', '/apps/oauth/token', '/auth/signup']));
     const docs = await fetch(`http://127.0.0.1:${port}/docs`);
     expect(docs.status).toBe(200);
@@ -68,6 +76,27 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
   }, 120_000);
+
+  it('C1.5 a first start that fails after loading the demo (port taken) loses nothing: the next start shows the banner', async () => {
+    const dir = tempDir('svc-banner-');
+    const taken = await freePort();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(taken, '127.0.0.1', resolve));
+    try {
+      const failed = startService({ SVC_DATA_DIR: dir, PORT: String(taken) });
+      expect((await failed.exited).code).not.toBe(0);
+      expect(failed.output()).toMatch(/EADDRINUSE/);
+      expect(failed.output()).not.toMatch(/Demo store|svcat_/); // nothing promised that is not there
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+    const svc = startService({ SVC_DATA_DIR: dir, PORT: String(taken) });
+    const [, curl] = await svc.waitFor(/^\s+(curl .+)$/m);
+    expect(svc.output()).toContain('merchant@demo.test / demo-merchant-pass');
+    expect(JSON.parse((await run('bash', ['-c', curl])).stdout).products.length).toBeGreaterThanOrEqual(3);
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  }, 180_000);
 
   it('C1.3 SVC_ROLE=worker runs no HTTP server', async () => {
     const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ROLE: 'worker' });
@@ -80,16 +109,39 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
   it('C1.2 production mode refuses to start without SVC_SECRET and DATABASE_URL, or with the test clock', async () => {
     const svc = startService({ NODE_ENV: 'production', SVC_DATA_DIR: dataDir });
     expect((await svc.exited).code).toBe(2);
-    expect(svc.output()).toMatch(/requires SVC_SECRET and DATABASE_URL/);
+    expect(svc.output()).toMatch(/^Configuration error: SVC_SECRET is not set: required in production/m);
+    expect(svc.output()).toMatch(/^Configuration error: DATABASE_URL is not set: required in production/m);
     const clock = startService({ NODE_ENV: 'production', SVC_SECRET: 'x'.repeat(32), DATABASE_URL: 'postgres://127.0.0.1:1/none', SVC_TEST_CLOCK: '1' });
     expect((await clock.exited).code).toBe(2);
-    expect(clock.output()).toMatch(/SVC_TEST_CLOCK is refused in production/);
+    expect(clock.output()).toMatch(/SVC_TEST_CLOCK="1": refused in production/);
+  }, 60_000);
+});
+
+describe('a bad configuration (issue 10)', () => {
+  it('prints one line per problem and exits 2: no stack trace, no secret, nothing touched', async () => {
+    const dir = join(tempDir('svc-badconfig-'), 'data');
+    const svc = startService({
+      SVC_DATA_DIR: dir, NODE_ENV: 'prod', LOG_LEVEL: 'verbose', PORT: '0', SVC_ALLOW_PRIVATE_WEBHOOKS: 'maybe',
+      DATABASE_URL: 'notaurl', REDIS_URL: 'http://:hunter2@cache', SVC_SECRET: 'hunter2',
+    });
+    expect((await svc.exited).code).toBe(2);
+    const lines = svc.output().trim().split('\n').filter((l) => !l.startsWith('npm warn'));
+    expect(lines).toEqual([
+      'Configuration error: NODE_ENV="prod": must be development, production or test',
+      'Configuration error: PORT="0": must be a whole number from 1 to 65535',
+      'Configuration error: DATABASE_URL="notaurl": must be a postgres:// or postgresql:// URL',
+      'Configuration error: REDIS_URL="http://:****@cache": must be a redis:// or rediss:// URL',
+      'Configuration error: SVC_SECRET=(hidden, 7 characters): must be at least 32 characters',
+      'Configuration error: SVC_ALLOW_PRIVATE_WEBHOOKS="maybe": must be a boolean: 1/0, true/false, on/off or yes/no',
+      'Configuration error: LOG_LEVEL="verbose": must be fatal, error, warn, info, debug, trace, silent',
+    ]);
+    expect(existsSync(dir)).toBe(false);
   }, 60_000);
 });
 
 describe.runIf(onPGlite)('one process per embedded database', () => {
   it('a second process on the same data dir is refused while the first runs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
+    const dir = tempDir('svc-lock-');
     const first = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
     await first.waitFor(/process ready/);
     const second = startService({ SVC_DATA_DIR: dir, PORT: String(await freePort()), SVC_SEED: 'none' });
@@ -102,6 +154,5 @@ describe.runIf(onPGlite)('one process per embedded database', () => {
     await third.waitFor(/process ready/);
     third.child.kill('SIGTERM');
     expect((await third.exited).code).toBe(0);
-    rmSync(dir, { recursive: true, force: true });
   }, 120_000);
 });

@@ -1,11 +1,11 @@
-// First-run demo data and banner (C1.5). Runs once: on an empty database in development (SVC_SEED
-// unset), or when SVC_SEED=demo and the demo has not been loaded yet.
+// First-run demo data (C1.5). Loaded once: on an empty database in development (SVC_SEED unset), or
+// when SVC_SEED=demo and the demo has not been loaded yet. The banner is src/seed/banner.ts.
 import type { Deps } from '../deps.js';
 import { login, signup } from '../accounts/accounts.service.js';
 import { createApp } from '../apps/apps.service.js';
-import { authorize, exchangeToken } from '../oauth/oauth.service.js';
 import { SCOPES } from '../oauth/scopes.js';
 import { insertDemoStoreData } from './demo-store.js';
+import { demoAccessToken } from './demo-token.js';
 import { uuidv7 } from '../ids.js';
 
 export const DEMO = {
@@ -16,18 +16,19 @@ export const DEMO = {
 
 const SEEDED_KEY = 'demo_seeded';
 
-export async function seedIfEmpty(deps: Deps): Promise<string | null> {
+/** Loads the demo when it is due; answers whether it did. */
+export async function seedIfEmpty(deps: Deps): Promise<boolean> {
   const mode = deps.config.seed;
-  if (mode === 'none') return null;
+  if (mode === 'none') return false;
   const seeded = await deps.db.query('SELECT 1 FROM platform_settings WHERE key = $1', [SEEDED_KEY]);
-  if (seeded.rows.length) return null;
+  if (seeded.rows.length) return false;
   if (mode === 'auto') {
     const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE role <> 'SUPER_ADMIN'`);
-    if (rows[0].n > 0) return null;
+    if (rows[0].n > 0) return false;
   }
-  const demo = await loadDemo(deps);
+  await loadDemo(deps);
   await deps.db.query('INSERT INTO platform_settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [SEEDED_KEY, JSON.stringify({ at: deps.clock.now() })]);
-  return banner(deps, demo);
+  return true;
 }
 
 export interface DemoHandles {
@@ -54,15 +55,7 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
   });
   const storeId = merchant.store!.id;
   await deps.db.transaction((tx) => insertDemoStoreData(tx, storeId, deps.clock.now()));
-  const { redirectUrl } = await authorize(deps, storeId, { client_id: app.clientId });
-  const handoff = new URL(redirectUrl).searchParams;
-  const tokens = await exchangeToken(deps, {
-    client_id: app.clientId,
-    client_secret: app.clientSecret,
-    grant_type: 'authorization_code',
-    code: handoff.get('code'),
-    state: handoff.get('state'),
-  });
+  const accessToken = await demoAccessToken(deps, { storeId, clientId: app.clientId, clientSecret: app.clientSecret! });
   // The demo app lists the store's tee on its sales channel, as it would through the App API.
   await deps.db.query(
     `INSERT INTO product_listings (id, store_id, app_id, product_id, external_id, created_at, updated_at)
@@ -70,20 +63,5 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
     [uuidv7(), storeId, app.appId, deps.clock.now()],
   );
   await login(deps, DEMO.merchant, 'seed'); // proves the printed credentials work
-  return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken: tokens.access_token };
-}
-
-function banner(deps: Deps, demo: DemoHandles): string {
-  const url = deps.config.baseUrl;
-  return [
-    '',
-    '  Demo data loaded (shown once, on the first start).',
-    `  URL:            ${url}   (API reference: ${url}/docs)`,
-    `  Merchant login: ${DEMO.merchant.email} / ${DEMO.merchant.password}   (store "${DEMO.merchant.storeName}", ${demo.storeSlug})`,
-    `  Partner login:  ${DEMO.partner.email} / ${DEMO.partner.password}   (app "${DEMO.appName}", client id ${demo.clientId})`,
-    `  App access token (valid 24 h): ${demo.accessToken}`,
-    '  Try it:',
-    `    curl -s -H "Authorization: Bearer ${demo.accessToken}" ${url}/api/v1/products.json`,
-    '',
-  ].join('\n');
+  return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken };
 }

@@ -1,7 +1,9 @@
 // Once per test run. On PGlite: build one migrated database and dump it, so each test file starts
 // from a copy in well under a second instead of running initdb (~3 s). On PostgreSQL
 // (DATABASE_URL set): create one database for the run, migrate it once, drop it at the end.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Either way, every temporary directory of the run goes under one run directory, checked and
+// removed at the end.
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -19,6 +21,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  const checkTempDirs = redirectTempDirs();
   const serverUrl = process.env.DATABASE_URL?.trim() || null;
   if (!serverUrl) {
     const dir = mkdtempSync(join(tmpdir(), 'svc-test-template-'));
@@ -31,7 +34,10 @@ export default async function setup(project: TestProject) {
     await db.close();
     project.provide('pgliteTemplate', file);
     project.provide('testDatabaseUrl', null);
-    return () => rmSync(dir, { recursive: true, force: true });
+    return () => {
+      rmSync(dir, { recursive: true, force: true });
+      checkTempDirs();
+    };
   }
 
   const name = `svc_test_${process.pid}_${Date.now().toString(36)}`;
@@ -52,5 +58,27 @@ export default async function setup(project: TestProject) {
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.end();
+    checkTempDirs();
+  };
+}
+
+/**
+ * Points TMPDIR at a directory of this run, so every `tmpdir()` of the test workers (forked after
+ * this, inheriting the environment) lands there, whoever made it. At the end whatever is left is a
+ * test that did not clean up after itself (test/helpers/temp-dirs.ts does): the run fails naming it,
+ * and the run directory is removed all the same, so nothing accumulates in the system's tmp.
+ */
+function redirectTempDirs(): () => void {
+  const previous = process.env.TMPDIR;
+  const runDir = mkdtempSync(join(tmpdir(), 'svc-test-run-'));
+  process.env.TMPDIR = runDir;
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    const left = readdirSync(runDir);
+    rmSync(runDir, { recursive: true, force: true });
+    if (!left.length) return;
+    process.exitCode = 1; // Vitest reports an error thrown here but would still exit 0
+    throw new Error(`the tests left ${left.length} temporary directories behind (now removed): ${left.join(', ')}; make them with tempDir() from test/helpers/temp-dirs.ts`);
   };
 }

@@ -1,9 +1,7 @@
 // One service per test file, driven through `app.inject` (real routing, hooks and serialisation,
 // no socket). Tests isolate themselves by creating their own stores, not databases.
-import { readFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -16,6 +14,7 @@ import type { Deps } from '../../src/deps.js';
 import { TestClock } from '../../src/clock.js';
 import { advanceClock } from '../../src/platform/clock-store.js';
 import type { RateLimiter } from '../../src/ratelimit/limiter.js';
+import { removeTempDir, tempDir } from './temp-dirs.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnop';
 
@@ -52,13 +51,15 @@ export interface HarnessOptions {
 }
 
 export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
+  // The data dir holds uploaded files only (the database is in memory); the harness removes its own.
+  const ownDataDir = env.SVC_DATA_DIR ? null : tempDir('svc-test-data-');
   const config = loadConfig(
     {
       NODE_ENV: 'test',
       SVC_SECRET: TEST_SECRET,
       SVC_SEED: 'none',
       SVC_TEST_CLOCK: '1',
-      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-test-data-')),
+      ...(ownDataDir ? { SVC_DATA_DIR: ownDataDir } : {}),
       SVC_BASE_URL: 'http://svc.test',
       ...env,
     },
@@ -94,6 +95,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       await runtime.close();
       await options.limiter?.close();
       await options.afterClose?.();
+      if (ownDataDir) removeTempDir(ownDataDir);
     },
   };
 }

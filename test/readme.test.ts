@@ -1,0 +1,60 @@
+// README.md as a newcomer follows it (issue 10): a service started as `npm start` starts it, on an
+// empty data dir, prints the banner the README shows, and the README's shell blocks ("Try it in
+// one minute", then the webhook subscription) run as written, in one bash, over real HTTP; only the
+// port differs. Embedded database only, as the README's walkthrough.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+import { freePort, ROOT, startService } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
+
+const run = promisify(execFile);
+const onPGlite = !inject('testDatabaseUrl');
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+function section(title: string): string {
+  const start = readme.indexOf(`\n## ${title}\n`);
+  expect(start, `README section "${title}"`).toBeGreaterThanOrEqual(0);
+  const end = readme.indexOf('\n## ', start + 1);
+  return readme.slice(start, end < 0 ? undefined : end);
+}
+
+/** The fenced code blocks of a README section in one language ('' for plain text). */
+const blocks = (text: string, lang: string) =>
+  [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].filter((m) => m[1] === lang).map((m) => m[2]);
+
+const MARK = '--- end of block ---';
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe.runIf(onPGlite)('README.md, followed as written', () => {
+  it('the banner it shows, and its walkthrough: install the demo app, check hmac, exchange the code, call the API, subscribe a webhook', async () => {
+    const port = await freePort();
+    const svc = startService({ SVC_DATA_DIR: tempDir('svc-readme-'), PORT: String(port) });
+    await svc.waitFor(/^ {2}The whole install flow.*$/m, 120_000);
+
+    const local = (text: string) => text.replaceAll('localhost:3000', `localhost:${port}`);
+    const tryIt = section('Try it in one minute');
+    const [banner] = blocks(tryIt, '');
+    for (const line of local(banner).split('\n').filter(Boolean)) {
+      const pattern = escape(line).replace(/(svcapp|svcat)_\\\.\\\.\\\./g, '$1_[A-Za-z0-9_-]+');
+      expect(svc.output(), line).toMatch(new RegExp(`^${pattern}$`, 'm'));
+    }
+
+    const steps = [...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh')];
+    expect(steps).toHaveLength(5);
+    const script = steps.map((step) => `${local(step)}\necho; echo '${MARK}'`).join('\n');
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: tempDir('svc-readme-shell-'), timeout: 60_000 });
+    const [credentials, redirect, hmac, apiCall, webhook] = stdout.split(`${MARK}\n`).map((out) => out.trim());
+
+    expect(credentials).toBe('');
+    expect(redirect).toMatch(/^https:\/\/demo-app\.example\.com\/auth\?code=svccode_\S+&hmac=[0-9a-f]{64}&shop=demo-store&state=\S+&timestamp=\d+$/);
+    expect(hmac).toBe('hmac ok');
+    expect(JSON.parse(apiCall).products).toHaveLength(1);
+    expect(JSON.parse(webhook).webhook).toMatchObject({ topic: 'orders/create', address: 'https://app.example.com/hooks', secret: expect.any(String) });
+
+    svc.child.kill('SIGTERM');
+    expect((await svc.exited).code).toBe(0);
+  }, 180_000);
+});
