@@ -7,7 +7,11 @@ import { Scheduler } from './jobs/scheduler.js';
 import { scheduleWorkers } from './jobs/register-all.js';
 import { ensureOperator } from './accounts/accounts.service.js';
 import { seedIfEmpty } from './seed/seed.js';
+import { createLogger, type Logger } from './platform/logger.js';
 import type { FastifyInstance } from 'fastify';
+
+/** The root logger, once the configuration is read (before that, errors go to stderr as text). */
+let log: Logger | null = null;
 
 async function main() {
   let config;
@@ -21,7 +25,8 @@ async function main() {
     throw err;
   }
 
-  const runtime: Runtime = await startRuntime(config);
+  const logger = (log = createLogger({ level: config.logLevel }));
+  const runtime: Runtime = await startRuntime(config, { log: logger });
   const { deps } = runtime;
   let app: FastifyInstance | null = null;
   let scheduler: Scheduler | null = null;
@@ -38,7 +43,7 @@ async function main() {
         await scheduler?.stop();
         await runtime.close();
       } catch (err) {
-        console.error(`error during shutdown (${reason}):`, err);
+        logger.error({ err, reason }, 'error during shutdown');
         code ||= 1;
       }
       process.exit(code);
@@ -48,11 +53,11 @@ async function main() {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.on('uncaughtException', (err) => {
-    console.error('uncaught exception:', err);
+    logger.fatal({ err }, 'uncaught exception');
     void shutdown('uncaughtException', 1);
   });
   process.on('unhandledRejection', (err) => {
-    console.error('unhandled rejection:', err);
+    logger.fatal({ err }, 'unhandled rejection');
     void shutdown('unhandledRejection', 1);
   });
 
@@ -60,11 +65,11 @@ async function main() {
   const banner = await seedIfEmpty(deps);
 
   if (config.role !== 'worker') {
-    app = await buildApp(deps, { logger: { level: config.logLevel } });
+    app = await buildApp(deps);
     await app.listen({ port: config.port, host: config.host });
   }
   if (config.role !== 'api') {
-    scheduler = new Scheduler((task, err) => console.error(`background task ${task} failed:`, err));
+    scheduler = new Scheduler(deps.log, deps.metrics);
     scheduleWorkers(deps, scheduler);
   }
 
@@ -74,6 +79,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error('failed to start:', err);
+  if (log) log.fatal({ err }, 'failed to start');
+  else console.error('failed to start:', err);
   process.exit(1);
 });

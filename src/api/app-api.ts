@@ -57,6 +57,7 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
     if (!decision.allowed) {
+      deps.metrics.rateLimited.inc();
       reply.header('Retry-After', 1);
       return done(new AppError('rate_limited', 'Rate limit exceeded'));
     }

@@ -78,6 +78,10 @@ class PostgresDb implements Db {
     }
   }
 
+  poolStats() {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   /** One dedicated connection carries every LISTEN of this process. */
   async listen(channel: string, onMessage: (payload: string) => void) {
     if (!this.listener) {

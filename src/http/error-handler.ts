@@ -1,5 +1,6 @@
 // Every error, thrown anywhere, is rendered here in the shape its route declared (C5.1). Unknown
-// errors become a 500 without internal detail; the log carries the request id.
+// errors become a 500 without internal detail; the log line carries the request id (bound by
+// Fastify as reqId) and the error reduced to what is safe to log (src/platform/logger.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import { envelopeError, errorsBody, rateLimitBody, type ErrorShape } from './shapes.js';
@@ -48,7 +49,7 @@ export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = err instanceof AppError ? err : fromFastify(err);
     if (appError) return sendError(request, reply, appError);
-    request.log.error({ err, reqId: request.id }, 'unexpected error');
+    request.log.error({ err }, 'unexpected error');
     return sendError(request, reply, new AppError('internal', `Internal server error (request ${request.id})`));
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', 'Not Found')));
