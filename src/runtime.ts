@@ -27,6 +27,9 @@ export interface RuntimeOptions {
   log?: Logger;
 }
 
+/** How long a start waits for Redis before going on (not ready until it connects; see /readyz). */
+const REDIS_START_WAIT_MS = 1000;
+
 export interface Runtime {
   deps: Deps;
   close(): Promise<void>;
@@ -39,7 +42,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await migrate(db);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
-    const rateLimiter = createRateLimiter(config.redisUrl);
+    // Only processes that serve the App API use the shared rate-limit store; a worker neither
+    // connects to Redis nor waits for it to be ready.
+    const rateLimiter = createRateLimiter(config.role === 'worker' ? null : config.redisUrl, { log });
     const metrics = new Metrics();
     metrics.watchDatabase(db, clock, { dueDeliveries: config.role !== 'api' });
     const tokens = new AccessTokenCache(db, clock);
@@ -59,6 +64,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       metrics,
     };
     registerJobs(deps);
+    await rateLimiter.connected(REDIS_START_WAIT_MS);
     return {
       deps,
       async close() {

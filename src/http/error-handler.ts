@@ -41,6 +41,7 @@ function fromFastify(err: FastifyError): AppError | null {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError) {
   if (error.kind === 'rate_limited') return reply.code(429).send(rateLimitBody());
+  if (error.kind === 'unavailable') reply.header('Retry-After', 1);
   const body = shapeOf(request) === 'errors' ? errorsBody(error.message, error.fields) : envelopeError(error.status, error.message);
   return reply.code(error.status).send(body);
 }

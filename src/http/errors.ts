@@ -9,7 +9,9 @@ export type ErrorKind =
   | 'conflict'
   | 'unprocessable'
   | 'rate_limited'
-  | 'internal';
+  | 'internal'
+  /** A dependency (the rate-limit store) is down: try again shortly (Retry-After). */
+  | 'unavailable';
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   bad_request: 400,
@@ -20,6 +22,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   unprocessable: 422,
   rate_limited: 429,
   internal: 500,
+  unavailable: 503,
 };
 
 export class AppError extends Error {
@@ -45,4 +48,5 @@ export const unauthenticated = (message = 'Invalid or missing credentials') => n
 export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
 export const notFound = (message = 'Not Found') => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);
+export const unavailable = (message = 'Service temporarily unavailable') => new AppError('unavailable', message);
 export const unprocessable = (message: string, fields?: Record<string, string[]>) => new AppError('unprocessable', message, fields);

@@ -34,6 +34,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitStoreErrors = new Counter({
+    name: 'svc_app_api_rate_limit_store_errors_total',
+    help: 'App API requests answered 503 because the rate-limit store (Redis) failed',
+    registers: [this.registry],
+  });
+
   readonly webhookAttempts = new Counter({
     name: 'svc_webhook_delivery_attempts_total',
     help: 'Webhook delivery attempts by outcome: success, retrying (will be retried), failed (final), blocked (address refused, not sent)',
