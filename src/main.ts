@@ -8,6 +8,7 @@ import { scheduleWorkers } from './jobs/register-all.js';
 import { ensureOperator } from './accounts/accounts.service.js';
 import { seedIfEmpty } from './seed/seed.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { buildHealthApp } from './platform/health-app.js';
 import type { FastifyInstance } from 'fastify';
 
 /** The root logger, once the configuration is read (before that, errors go to stderr as text). */
@@ -64,17 +65,16 @@ async function main() {
   if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
   const banner = await seedIfEmpty(deps);
 
-  if (config.role !== 'worker') {
-    app = await buildApp(deps);
-    await app.listen({ port: config.port, host: config.host });
-  }
+  // Every role listens: api and all for the service, worker for /healthz, /readyz and /metrics only.
+  app = config.role === 'worker' ? await buildHealthApp(deps) : await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
   if (config.role !== 'api') {
     scheduler = new Scheduler(deps.log, deps.metrics);
     scheduleWorkers(deps, scheduler);
   }
 
   const where = config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL (PGlite) in ${config.dataDir}`;
-  console.log(`svc ${config.role} process ready${app ? ` at ${config.baseUrl}` : ''} on ${where}`);
+  console.log(`svc ${config.role} process ready${config.role !== 'worker' ? ` at ${config.baseUrl}` : ''} on ${where}`);
   if (banner) console.log(banner);
 }
 

@@ -11,6 +11,7 @@ import { emitEvent, subscribe, webhookStore } from './fixtures/webhook-setup.js'
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { buildApp } from '../src/app.js';
+import { buildHealthApp } from '../src/platform/health-app.js';
 import { createLogger, loggableUrl } from '../src/platform/logger.js';
 import { Metrics } from '../src/platform/metrics.js';
 import { Scheduler } from '../src/jobs/scheduler.js';
@@ -273,5 +274,25 @@ describe('issue 10 item 12: GET /metrics (Prometheus)', () => {
     a.rateLimited.inc();
     expect(sample(await a.text(), 'svc_app_api_rate_limited_total')).toBe(1);
     expect(sample(await b.text(), 'svc_app_api_rate_limited_total')).toBe(0);
+  });
+});
+
+describe('issue 10 item 11: the HTTP side of a worker process', () => {
+  it('serves /healthz, /readyz and /metrics with request ids, and nothing of the API', async () => {
+    const worker = await buildHealthApp(h.deps);
+    try {
+      const get = (url: string) => worker.inject({ method: 'GET', url });
+      expect((await get('/healthz')).json()).toEqual({ status: 'ok' });
+      const ready = await get('/readyz');
+      expect(ready.statusCode).toBe(200);
+      expect(ready.headers['x-request-id']).toMatch(UUID);
+      const metrics = await get('/metrics');
+      expect(metrics.statusCode).toBe(200);
+      expect(metrics.body).toContain('svc_job_runs_total');
+      expect((await get('/api/v1/products.json')).statusCode).toBe(404);
+      expect((await get('/%zz')).headers['x-request-id']).toMatch(UUID);
+    } finally {
+      await worker.close();
+    }
   });
 });

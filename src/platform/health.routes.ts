@@ -1,4 +1,4 @@
-// C1.4: liveness and readiness.
+// C1.4: liveness and readiness, on every process's port (api, all, and worker: src/platform/health-app.ts).
 //
 // Readiness covers every dependency the process uses: the database (answering, migrations applied)
 // and, on processes that serve the App API with REDIS_URL set, the rate-limit store. Each check is

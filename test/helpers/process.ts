@@ -26,9 +26,11 @@ export interface ServiceProcess {
 
 export function startService(env: Record<string, string>): ServiceProcess {
   // Only what the service needs: the test run's own DATABASE_URL must not leak into the child.
+  // Every process listens (a worker for its health endpoints): without a PORT of the test's, an
+  // ephemeral one, so that processes started side by side never race for 3000.
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
