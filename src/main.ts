@@ -1,5 +1,5 @@
-// The service process: configuration, database, HTTP (role api/all), workers (role worker/all),
-// the first-run demo data, and a graceful shutdown on every exit path.
+// The service process: configuration, database, HTTP (the service on role api/all; health and metrics
+// only on role worker), workers (role worker/all), the first-run demo data, and a graceful shutdown.
 import { loadConfig, ConfigError } from './config.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './app.js';
