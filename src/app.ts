@@ -1,10 +1,12 @@
 // buildApp(deps) builds the Fastify instance and never listens (design.md); main.ts listens.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Deps } from './deps.js';
 import { installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { healthRoutes } from './platform/health.routes.js';
+import { instrumentHttp, UNMATCHED_ROUTE } from './platform/metrics.js';
+import { echoRequestId, requestIdOf, REQUEST_ID_HEADER } from './http/request-id.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { appRoutes } from './apps/apps.routes.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
@@ -30,29 +32,36 @@ import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from '.
 import { gdprAdminAreaRoutes, gdprRootRoutes } from './gdpr/plugins.js';
 
 export interface BuildOptions {
-  logger?: boolean | object;
   /** The /docs reference UI (off in tests: it only serves static assets). */
   docsUi?: boolean;
 }
 
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
-    // Request logs carry method, URL and status only: never headers (tokens) or bodies (secrets).
+    // Request logs carry method, path (query values redacted) and status only: never headers
+    // (tokens, cookies) or bodies (secrets, personal data). See src/platform/logger.ts.
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Unique across processes; a well-formed incoming X-Request-Id is kept (src/http/request-id.ts).
+    genReqId: requestIdOf,
     bodyLimit: 1024 * 1024,
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
-    // Errors raised before routing (a URL with bad percent-encoding) still get our shapes, and the
-    // version header under /api/v1 (C5.5).
+    // Errors raised before routing (a URL with bad percent-encoding) still get our shapes, the
+    // version header under /api/v1 (C5.5), a request id and a place in the metrics: no hook runs.
     frameworkErrors: (error, request, reply) => {
+      // Before routing, so before the onRequest hook that sets it on every other response.
+      reply.header(REQUEST_ID_HEADER, request.id);
       const api = request.url.startsWith('/api/v1/');
       if (api) reply.header('X-SVC-Api-Version', API_VERSION);
       request.fallbackShape = api ? 'errors' : 'envelope';
+      deps.metrics.observeRequest(request.method, UNMATCHED_ROUTE, 400, reply.elapsedTime / 1000);
       return sendError(request, reply, new AppError('bad_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request'));
     },
   });
   installErrorHandler(app);
+  echoRequestId(app);
+  instrumentHttp(app, deps.metrics);
 
   await app.register(swagger, {
     openapi: {

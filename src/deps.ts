@@ -12,6 +12,7 @@ import type { AccessTokenCache } from './oauth/token-cache.js';
 import type { JobRegistry } from './jobs/registry.js';
 import type { TierCache } from './ratelimit/tier-cache.js';
 import type { WebhookEngine } from './webhooks/engine.js';
+import type { Metrics } from './platform/metrics.js';
 
 export interface Deps {
   config: Config;
@@ -27,5 +28,8 @@ export interface Deps {
   jobs: JobRegistry;
   /** Webhook fan-out and delivery, with its pooled outbound HTTP client. */
   webhooks: WebhookEngine;
-  log?: Logger;
+  /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
+  log: Logger;
+  /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */
+  metrics: Metrics;
 }

@@ -1,5 +1,5 @@
-// The service process: configuration, database, HTTP (role api/all), workers (role worker/all),
-// the first-run demo data and its banner, and a graceful shutdown on every exit path.
+// The service process: configuration, database, HTTP (the service on role api/all; health and metrics
+// only on role worker), workers (role worker/all), the first-run demo data, and a graceful shutdown.
 import { loadConfig, ConfigError } from './config.js';
 import { startRuntime, type Runtime } from './runtime.js';
 import { buildApp } from './app.js';
@@ -8,7 +8,12 @@ import { scheduleWorkers } from './jobs/register-all.js';
 import { ensureOperator } from './accounts/accounts.service.js';
 import { seedIfEmpty } from './seed/seed.js';
 import { printDemoBanner } from './seed/banner.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import { buildHealthApp } from './platform/health-app.js';
 import type { FastifyInstance } from 'fastify';
+
+/** The root logger, once the configuration is read (before that, errors go to stderr as text). */
+let log: Logger | null = null;
 
 async function main() {
   let config;
@@ -22,7 +27,8 @@ async function main() {
     throw err;
   }
 
-  const runtime: Runtime = await startRuntime(config);
+  const logger = (log = createLogger({ level: config.logLevel }));
+  const runtime: Runtime = await startRuntime(config, { log: logger });
   const { deps } = runtime;
   let app: FastifyInstance | null = null;
   let scheduler: Scheduler | null = null;
@@ -39,7 +45,7 @@ async function main() {
         await scheduler?.stop();
         await runtime.close();
       } catch (err) {
-        console.error(`error during shutdown (${reason}):`, err);
+        logger.error({ err, reason }, 'error during shutdown');
         code ||= 1;
       }
       process.exit(code);
@@ -51,34 +57,34 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('uncaughtException', (err) => {
-    console.error('uncaught exception:', err);
+    logger.fatal({ err }, 'uncaught exception');
     void shutdown('uncaughtException', 1);
   });
   process.on('unhandledRejection', (err) => {
-    console.error('unhandled rejection:', err);
+    logger.fatal({ err }, 'unhandled rejection');
     void shutdown('unhandledRejection', 1);
   });
 
   if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
   await seedIfEmpty(deps);
 
-  if (config.role !== 'worker') {
-    app = await buildApp(deps, { logger: { level: config.logLevel } });
-    await app.listen({ port: config.port, host: config.host });
-  }
+  // Every role listens: api and all for the service, worker for /healthz, /readyz and /metrics only.
+  app = config.role === 'worker' ? await buildHealthApp(deps) : await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
   if (config.role !== 'api') {
-    scheduler = new Scheduler((task, err) => console.error(`background task ${task} failed:`, err));
+    scheduler = new Scheduler(deps.log, deps.metrics);
     scheduleWorkers(deps, scheduler);
   }
 
   const where = config.databaseUrl ? 'PostgreSQL' : `embedded PostgreSQL (PGlite) in ${config.dataDir}`;
-  console.log(`svc ${config.role} process ready${app ? ` at ${config.baseUrl}` : ''} on ${where}`);
+  console.log(`svc ${config.role} process ready${config.role !== 'worker' ? ` at ${config.baseUrl}` : ''} on ${where}`);
   // Only once listening, and on every development start: a start that failed after loading the
   // demo (port taken) printed nothing, and the next one shows it all.
-  if (app) await printDemoBanner(deps);
+  if (config.role !== 'worker') await printDemoBanner(deps);
 }
 
 main().catch((err) => {
-  console.error('failed to start:', err);
+  if (log) log.fatal({ err }, 'failed to start');
+  else console.error('failed to start:', err);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 // Everything a process needs, opened in order and closed in reverse: database (migrated), clock,
-// secrets, rate limiter, caches and the job registry. main.ts, the tests and the benchmark share it.
+// secrets, rate limiter, caches, the job registry, the root logger and the metrics registry.
+// main.ts, the tests and the benchmark share it.
 import type { Config } from './config.js';
 import type { Deps } from './deps.js';
 import type { Db } from './db/db.js';
@@ -16,19 +17,36 @@ import { loadClockOffset } from './platform/clock-store.js';
 import { registerJobs } from './jobs/register-all.js';
 import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
+import { createLogger, type Logger } from './platform/logger.js';
+import { Metrics } from './platform/metrics.js';
+
+export interface RuntimeOptions {
+  db?: Db;
+  clock?: Clock;
+  /** The root logger (main.ts makes it before anything else); default: one at config.logLevel. */
+  log?: Logger;
+}
+
+/** How long a start waits for Redis before going on (not ready until it connects; see /readyz). */
+const REDIS_START_WAIT_MS = 1000;
 
 export interface Runtime {
   deps: Deps;
   close(): Promise<void>;
 }
 
-export async function startRuntime(config: Config, options: { db?: Db; clock?: Clock } = {}): Promise<Runtime> {
+export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const log = options.log ?? createLogger({ level: config.logLevel });
   const db = options.db ?? (await openDatabase(config));
   try {
     await migrate(db);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
-    const rateLimiter = createRateLimiter(config.redisUrl);
+    // Only processes that serve the App API use the shared rate-limit store; a worker neither
+    // connects to Redis nor waits for it to be ready.
+    const rateLimiter = createRateLimiter(config.role === 'worker' ? null : config.redisUrl, { log });
+    const metrics = new Metrics();
+    metrics.watchDatabase(db, clock, { dueDeliveries: config.role !== 'api' });
     const tokens = new AccessTokenCache(db, clock);
     await tokens.start();
     const deps: Deps = {
@@ -41,10 +59,13 @@ export async function startRuntime(config: Config, options: { db?: Db; clock?: C
       attempts: rateLimiter.attempts,
       tiers: new TierCache(db, clock),
       tokens,
-      jobs: new JobRegistry(),
-      webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret) }),
+      jobs: new JobRegistry(log, metrics),
+      webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
+      log,
+      metrics,
     };
     registerJobs(deps);
+    await rateLimiter.connected(REDIS_START_WAIT_MS);
     return {
       deps,
       async close() {

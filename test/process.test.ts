@@ -98,10 +98,29 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     expect((await svc.exited).code).toBe(0);
   }, 180_000);
 
-  it('C1.3 SVC_ROLE=worker runs no HTTP server', async () => {
+  it('C1.3 SVC_ROLE=worker serves /healthz, /readyz and /metrics on its PORT, and no API (issue 10 item 11)', async () => {
     const svc = startService({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ROLE: 'worker' });
     await svc.waitFor(/svc worker process ready/);
-    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    const get = (path: string) => fetch(`http://127.0.0.1:${port}${path}`);
+    const health = await get('/healthz');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(health.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok' } });
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    // The worker's own work: its scheduler ticks (the first may still be under way), the
+    // due-deliveries gauge, process metrics.
+    const ticked = /^svc_scheduler_task_runs_total\{task="webhook-deliveries",outcome="success"\} \d+$/m;
+    await expect.poll(async () => ticked.test(await (await get('/metrics')).text()), { timeout: 10_000 }).toBe(true);
+    const text = await metrics.text();
+    expect(text).toMatch(/^svc_webhook_deliveries_due \d+$/m);
+    expect(text).toContain('process_resident_memory_bytes');
+    expect((await get('/api/v1/products.json')).status).toBe(404);
+    expect((await get('/auth/login')).status).toBe(404);
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
   }, 120_000);

@@ -255,8 +255,10 @@ describe.skipIf(!redis)('redis store only', () => {
   });
 
   it('createRateLimiter(url) owns its client and quits it on close', async () => {
-    const { limiter, close } = createRateLimiter(REDIS_URL!);
+    const { limiter, connected, close } = createRateLimiter(REDIS_URL!);
     expect(limiter).toBeInstanceOf(RedisRateLimiter);
+    // No offline queue: a hit before the connection is up fails at once (startRuntime waits too).
+    await connected(5000);
     const k = `create:${randomBytes(4).toString('hex')}`;
     expect((await limiter.hit(k, 1)).allowed).toBe(true);
     await redis!.del(`svc:rl:${k}`); // default prefix, outside this run's prefix

@@ -132,7 +132,7 @@ describe('the worker loop', () => {
   // Its own engine on the real clock: on PostgreSQL every test file shares the database, and a loop
   // on this file's test clock (moved forward above) would take other files' retries early.
   it('wakes on NOTIFY for new events and redeliveries, and polls for work that came due', async () => {
-    const engine = new WebhookEngine({ db: h.db, clock: new SystemClock(), config: h.config, secrets: h.deps.secrets });
+    const engine = new WebhookEngine({ db: h.db, clock: new SystemClock(), config: h.config, secrets: h.deps.secrets, log: h.deps.log, metrics: h.deps.metrics });
     try {
       const s = await webhookStore(h);
       let status = 500;

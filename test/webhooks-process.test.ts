@@ -37,8 +37,9 @@ afterAll(async () => {
 
 const baseEnv = { SVC_SECRET: TEST_SECRET, SVC_SEED: 'none', SVC_ALLOW_PRIVATE_WEBHOOKS: '1', NODE_ENV: 'development' };
 
-function spawnService(env: Record<string, string>): ServiceProcess {
-  const svc = startService({ ...baseEnv, ...env });
+/** Every process listens (a worker for its health endpoints), each on a free port of its own. */
+async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const svc = startService({ ...baseEnv, PORT: String(await freePort()), ...env });
   children.push(svc);
   return svc;
 }
@@ -57,7 +58,7 @@ async function killAndRestart(svc: ServiceProcess, seen: () => Set<unknown>, tot
   expect((await svc.exited).signal).toBe('SIGKILL');
   expect(seen().size).toBeLessThan(total);
   delayMs = 0;
-  const again = spawnService(env);
+  const again = await spawnService(env);
   await again.waitFor(/process ready/);
   // Every event delivered at least once: leases of the killed process expire (or, on the embedded
   // database, are returned at start) and the rest is fanned out and sent.
@@ -91,7 +92,7 @@ describe.runIf(onPostgres)('crash: a worker process killed with SIGKILL (Postgre
       for (let i = 0; i < total; i++) await emit(tx, { storeId: s.merchant.storeId, topic: 'orders/create', payload: { marker: i }, now: new Date() });
     });
     const env = { DATABASE_URL: h.databaseUrl!, SVC_ROLE: 'worker' };
-    const svc = spawnService(env);
+    const svc = await spawnService(env);
     await killAndRestart(svc, seenOn('/crash-pg', 'marker'), total, env, async () => {
       const { rows } = await h.db.query<{ ok: number }>(
         `SELECT count(*) FILTER (WHERE status = 'success')::int AS ok FROM webhook_deliveries WHERE store_id = $1`, [s.merchant.storeId]);
@@ -108,7 +109,7 @@ describe.runIf(!onPostgres)('crash: the service process killed with SIGKILL (emb
     const port = await freePort();
     const stripeSecret = 'whsec_crash_test';
     const env = { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_ROLE: 'all', SVC_STRIPE_WEBHOOK_SECRET: stripeSecret };
-    const svc = spawnService(env);
+    const svc = await spawnService(env);
     await svc.waitFor(/process ready/);
     const remote = remoteHarness(`http://127.0.0.1:${port}`);
     const merchant = await signupMerchant(remote);
@@ -148,7 +149,7 @@ describe.runIf(onPostgres)('two worker processes on PostgreSQL (C1.3)', () => {
     const paths = ['/mw-1', '/mw-2', '/mw-3', '/mw-4', '/mw-5'];
     for (const p of paths) await subscribe(h, s.accessToken, 'products/update', `${rx.url}${p}`);
     const env = { DATABASE_URL: h.databaseUrl!, SVC_ROLE: 'worker' };
-    const workers = [spawnService(env), spawnService(env)];
+    const workers = [await spawnService(env), await spawnService(env)];
     await Promise.all(workers.map((w) => w.waitFor(/svc worker process ready/)));
 
     const events = 400;

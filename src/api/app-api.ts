@@ -3,7 +3,7 @@
 // version and rate-limit headers on every response.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { AppError, forbidden, notFound, unauthenticated } from '../http/errors.js';
+import { AppError, forbidden, notFound, unauthenticated, unavailable } from '../http/errors.js';
 import { bearerToken } from '../http/user-auth.js';
 import type { ErrorShape } from '../http/shapes.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
@@ -49,7 +49,15 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
     // Every authenticated request counts, whatever its method or outcome (Limits 2).
     const decision = deps.limiter.hit(`${request.api!.appId}:${request.api!.storeId}`, limit);
     if (!(decision instanceof Promise)) return afterLimit(request, reply, done, decision);
-    decision.then((d) => afterLimit(request, reply, done, d), done);
+    decision.then((d) => afterLimit(request, reply, done, d), () => limiterFailed(done));
+  }
+
+  // The shared store (Redis) is down or too slow: fail closed with a quick 503, never let the call
+  // through unlimited (docs/decisions.md "Hardening: observability"). The outage itself is logged
+  // once by the store's client, not once per refused request.
+  function limiterFailed(done: Done) {
+    deps.metrics.rateLimitStoreErrors.inc();
+    done(unavailable());
   }
 
   function afterLimit(request: FastifyRequest, reply: FastifyReply, done: Done, decision: RateDecision) {
@@ -57,6 +65,7 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
     reply.header('X-RateLimit-Remaining', decision.remaining);
     reply.header('X-RateLimit-Reset', decision.resetAt);
     if (!decision.allowed) {
+      deps.metrics.rateLimited.inc();
       reply.header('Retry-After', 1);
       return done(new AppError('rate_limited', 'Rate limit exceeded'));
     }

@@ -195,7 +195,7 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
       if (!amountMinor || amountMinor <= 0 || !period) continue;
       if (!fxRate) {
         // No rate to roll the developer's share up to USD: not charged until one is configured.
-        deps.log?.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
+        deps.log.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
         continue;
       }
       const txn = await openCharge(deps.db, {
@@ -241,7 +241,7 @@ export async function chargeClaimed(deps: Deps, txn: AppTransactionRow, storeEma
       description: `App subscription ${txn.period_start.toISOString().slice(0, 10)} to ${txn.period_end.toISOString().slice(0, 10)}`,
     });
   } catch (err) {
-    deps.log?.warn({ err, transactionId: txn.id }, 'billing: payment provider unavailable; the charge is retried after its lease');
+    deps.log.warn({ err, transactionId: txn.id }, 'billing: payment provider unavailable; the charge is retried after its lease');
     return null;
   }
   return settleCharge(deps, txn, result);

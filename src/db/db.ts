@@ -32,6 +32,8 @@ export interface Db extends Queryable {
   /** LISTEN on a channel; resolves to an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** Connection pool use (PostgreSQL; the embedded database has no pool). For /metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 /** Postgres type OIDs whose text form both drivers must parse the same way. */

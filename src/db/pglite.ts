@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { Db, QueryOptions, QueryResult, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { seedDataDirFromTemplate } from './pglite-template.js';
+import { toDbError } from './errors.js';
 
 // PGlite's own defaults start PostgreSQL with `-F` (fsync off). We keep every other default and
 // drop that flag, with synchronous_commit on: a commit's WAL is written before it is acknowledged.
@@ -65,13 +66,22 @@ type PGliteTx = { query: PGlite['query']; exec: PGlite['exec'] };
 function wrap(q: PGliteTx, prepared: Set<string>): Tx {
   return {
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
-      const r = options?.name
-        ? await queryPrepared<T>(q, prepared, options.name, sql, params ?? [])
-        : await q.query<T>(sql, params as any[]);
-      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      try {
+        const r = options?.name
+          ? await queryPrepared<T>(q, prepared, options.name, sql, params ?? [])
+          : await q.query<T>(sql, params as any[]);
+        return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+      } catch (err) {
+        // PGlite's errors carry the query and its parameters (src/db/errors.ts).
+        throw toDbError(err, options?.name);
+      }
     },
     async exec(sql: string) {
-      await q.exec(sql);
+      try {
+        await q.exec(sql);
+      } catch (err) {
+        throw toDbError(err);
+      }
     },
   };
 }
@@ -125,7 +135,8 @@ class PGliteDb implements Db {
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.pg.transaction((tx) => fn(wrap(tx, this.prepared)));
+    // fn's own errors pass unchanged; a failed BEGIN or COMMIT is the driver's.
+    return this.pg.transaction((tx) => fn(wrap(tx, this.prepared))).catch((err) => Promise.reject(toDbError(err)));
   }
 
   async listen(channel: string, onMessage: (payload: string) => void) {

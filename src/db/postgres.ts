@@ -3,6 +3,7 @@
 import pg from 'pg';
 import type { Db, QueryOptions, QueryResult, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
+import { toDbError } from './errors.js';
 
 const types = {
   getTypeParser(oid: number, format?: any) {
@@ -22,14 +23,22 @@ export async function openPostgres(url: string, options: { max?: number } = {}):
 function wrap(client: pg.Pool | pg.PoolClient): Tx {
   return {
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
-      // node-postgres prepares a named statement once per connection and reuses its plan.
-      const r = options?.name
-        ? await client.query({ name: options.name, text: sql, values: params as any[] })
-        : await client.query(sql, params as any[]);
-      return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+      try {
+        // node-postgres prepares a named statement once per connection and reuses its plan.
+        const r = options?.name
+          ? await client.query({ name: options.name, text: sql, values: params as any[] })
+          : await client.query(sql, params as any[]);
+        return { rows: r.rows as T[], rowCount: r.rowCount ?? r.rows.length };
+      } catch (err) {
+        throw toDbError(err, options?.name);
+      }
     },
     async exec(sql: string) {
-      await client.query(sql);
+      try {
+        await client.query(sql);
+      } catch (err) {
+        throw toDbError(err);
+      }
     },
   };
 }
@@ -54,7 +63,7 @@ class PostgresDb implements Db {
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err) => Promise.reject(toDbError(err)));
     try {
       await client.query('BEGIN');
       const result = await fn(wrap(client));
@@ -62,10 +71,15 @@ class PostgresDb implements Db {
       return result;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
-      throw err;
+      // fn's own errors pass unchanged; a failed BEGIN or COMMIT is the driver's.
+      throw toDbError(err);
     } finally {
       client.release();
     }
+  }
+
+  poolStats() {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   /** One dedicated connection carries every LISTEN of this process. */

@@ -164,7 +164,7 @@ export async function runGdprDeadlines(deps: Deps): Promise<{ processed: number 
   // The run is over when its notices were sent (C12.2 answers once the run is finished).
   for (const r of await Promise.allSettled(sends)) {
     // Unsent deliveries stay in the queue; a worker's delivery loop sends them.
-    if (r.status === 'rejected') deps.log?.error({ err: r.reason }, 'sending GDPR notices failed');
+    if (r.status === 'rejected') deps.log.error({ err: r.reason }, 'sending GDPR notices failed');
   }
   return { processed };
 }

@@ -77,8 +77,7 @@ export class GdprDispatcher {
   }
 
   private report(err: unknown, requestId: string) {
-    if (this.deps.log) this.deps.log.error({ err, requestId }, 'GDPR dispatch failed; recovery will finish it');
-    else console.error(`GDPR dispatch of ${requestId} failed; recovery will finish it:`, err);
+    this.deps.log.error({ err, gdprRequestId: requestId }, 'GDPR dispatch failed; recovery will finish it');
   }
 }
 

@@ -1,5 +1,6 @@
 // Every error, thrown anywhere, is rendered here in the shape its route declared (C5.1). Unknown
-// errors become a 500 without internal detail; the log carries the request id.
+// errors become a 500 without internal detail; the log line carries the request id (bound by
+// Fastify as reqId) and the error reduced to what is safe to log (src/platform/logger.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
 import { envelopeError, errorsBody, rateLimitBody, type ErrorShape } from './shapes.js';
@@ -42,6 +43,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   if (error.retryAfterSeconds !== undefined) reply.header('Retry-After', error.retryAfterSeconds);
   // The App API rate limit has a body of its own (C5.1); every other error takes the route's shape.
   if (error.kind === 'rate_limited') return reply.code(429).send(rateLimitBody());
+  if (error.kind === 'unavailable') reply.header('Retry-After', 1);
   const body = shapeOf(request) === 'errors' ? errorsBody(error.message, error.fields) : envelopeError(error.status, error.message);
   return reply.code(error.status).send(body);
 }
@@ -50,7 +52,7 @@ export function installErrorHandler(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = err instanceof AppError ? err : fromFastify(err);
     if (appError) return sendError(request, reply, appError);
-    request.log.error({ err, reqId: request.id }, 'unexpected error');
+    request.log.error({ err }, 'unexpected error');
     return sendError(request, reply, new AppError('internal', `Internal server error (request ${request.id})`));
   });
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', 'Not Found')));

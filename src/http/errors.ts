@@ -10,7 +10,9 @@ export type ErrorKind =
   | 'unprocessable'
   | 'rate_limited'
   | 'throttled'
-  | 'internal';
+  | 'internal'
+  /** A dependency (the rate-limit store) is down: try again shortly (Retry-After). */
+  | 'unavailable';
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   bad_request: 400,
@@ -22,6 +24,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   rate_limited: 429,
   throttled: 429,
   internal: 500,
+  unavailable: 503,
 };
 
 export class AppError extends Error {
@@ -55,4 +58,5 @@ export const conflict = (message: string) => new AppError('conflict', message);
  */
 export const throttled = (message: string, retryAfterSeconds: number) =>
   Object.assign(new AppError('throttled', message), { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
+export const unavailable = (message = 'Service temporarily unavailable') => new AppError('unavailable', message);
 export const unprocessable = (message: string, fields?: Record<string, string[]>) => new AppError('unprocessable', message, fields);

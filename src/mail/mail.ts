@@ -81,7 +81,7 @@ export async function recordMail(q: Queryable, config: Config, message: MailMess
  * Sends a recorded email through SMTP (when configured) and records the outcome. Never throws: a
  * failed send is a `failed` row with its error, not a failed request.
  */
-export async function deliverMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, entry: MailEntry): Promise<MailStatus> {
+export async function deliverMail(deps: Pick<Deps, 'config' | 'db' | 'clock' | 'log'>, entry: MailEntry): Promise<MailStatus> {
   const smtpUrl = deps.config.smtpUrl;
   if (!smtpUrl || entry.status !== 'queued') return entry.status;
   let status: MailStatus = 'sent';
@@ -97,15 +97,18 @@ export async function deliverMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, e
   } catch (err) {
     status = 'failed';
     error = err instanceof Error ? err.message.slice(0, 1000) : String(err);
+    // The message stays in the email log (operators only): SMTP replies quote recipient addresses.
+    const e = err as { code?: unknown; responseCode?: unknown };
+    deps.log.warn({ emailId: entry.id, template: entry.message.template, code: e?.code, responseCode: e?.responseCode }, 'sending an email failed');
   }
   await deps.db
     .query('UPDATE email_log SET status = $2, error = $3, updated_at = $4 WHERE id = $1', [entry.id, status, error, deps.clock.now()])
-    .catch(() => {});
+    .catch((err) => deps.log.error({ err, emailId: entry.id }, 'recording an email outcome failed; the recovery sweep sends it again'));
   return status;
 }
 
 /** Record and send now. Call outside any transaction (SMTP is network I/O). */
-export async function sendMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, message: MailMessage): Promise<MailEntry> {
+export async function sendMail(deps: Pick<Deps, 'config' | 'db' | 'clock' | 'log'>, message: MailMessage): Promise<MailEntry> {
   const entry = await recordMail(deps.db, deps.config, message, deps.clock.now());
   const status = await deliverMail(deps, entry);
   return { ...entry, status };
@@ -115,7 +118,7 @@ export async function sendMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, mess
  * Sends recorded emails in the background after a change committed, so the request does not wait
  * for the mail server. `flushMail` waits for every send started this way.
  */
-export function deliverLater(deps: Pick<Deps, 'config' | 'db' | 'clock'>, entries: MailEntry[]): void {
+export function deliverLater(deps: Pick<Deps, 'config' | 'db' | 'clock' | 'log'>, entries: MailEntry[]): void {
   for (const entry of entries) {
     if (entry.status !== 'queued') continue;
     const p = deliverMail(deps, entry).then(() => undefined, () => undefined);
@@ -164,7 +167,7 @@ export const STALE_QUEUED_MS = 2 * 60_000;
  * this sweep: a row still queued after STALE_QUEUED_MS is claimed (its `updated_at` moved on, so
  * another worker skips it for as long) and sent. At-least-once, like every notification here.
  */
-export async function resendStaleMail(deps: Pick<Deps, 'config' | 'db' | 'clock'>, limit = 50): Promise<number> {
+export async function resendStaleMail(deps: Pick<Deps, 'config' | 'db' | 'clock' | 'log'>, limit = 50): Promise<number> {
   if (!deps.config.smtpUrl) return 0;
   const now = deps.clock.now();
   const { rows } = await deps.db.query<{ id: string; store_id: string | null; to_address: string; subject: string; template: string; body: string }>(

@@ -197,7 +197,7 @@ export async function dispatchPayouts(deps: Deps, options: { developerIds?: stri
         });
       } catch (err) {
         // Transient: the payout stays processing and is dispatched again after the lease.
-        deps.log?.warn({ err, payoutId: payout.id }, 'payouts: provider unavailable; retried after the lease');
+        deps.log.warn({ err, payoutId: payout.id }, 'payouts: provider unavailable; retried after the lease');
         continue;
       }
       const outcome = await recordDispatch(deps, payout, result);

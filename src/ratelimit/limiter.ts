@@ -18,6 +18,8 @@ export interface RateLimiter {
    * promise, which keeps the App API gate free of promise churn on its hot path.
    */
   hit(key: string, limit: number): RateDecision | Promise<RateDecision>;
+  /** Readiness: resolves when a shared store answers (a store in this process has nothing to check). */
+  check?(): Promise<void>;
   close(): Promise<void>;
 }
 

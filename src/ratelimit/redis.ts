@@ -101,6 +101,11 @@ export class RedisRateLimiter implements RateLimiter {
     return this.redis[COMMAND](this.keyPrefix + key, limit, WINDOW_US, nowUs, member, KEY_TTL_MS);
   }
 
+  /** Readiness: Redis answers a PING (bounded by the client's command timeout). */
+  async check(): Promise<void> {
+    await this.redis.ping();
+  }
+
   /** Does NOT quit the Redis client: it is shared and its owner closes it. */
   close(): Promise<void> {
     return Promise.resolve();

@@ -5,10 +5,12 @@
 // missed wake-ups and retries coming due. Each wake-up fans out pending events, then claims as many
 // due deliveries as there are free slots (MAX_IN_FLIGHT overall, PER_HOST_CONCURRENCY per host),
 // sends each outside any transaction and records the attempt (batched) while holding its lease.
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
 import type { SecretBox } from '../crypto.js';
+import type { DeliveryOutcome, Metrics } from '../platform/metrics.js';
 import { OUTBOX_CHANNEL } from '../outbox/emit.js';
 import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult } from './http-client.js';
 import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, type ClaimedDelivery } from './deliveries.repo.js';
@@ -26,6 +28,8 @@ export interface EngineDeps {
   clock: Clock;
   config: Config;
   secrets: SecretBox;
+  log: Logger;
+  metrics: Metrics;
 }
 
 export interface AttemptOutcome {
@@ -48,9 +52,12 @@ export class WebhookEngine {
   private started = false;
   private closed = false;
 
-  constructor(private readonly deps: EngineDeps, private readonly onError: (what: string, err: unknown) => void = defaultOnError) {
+  private readonly onError: (what: string, err: unknown) => void;
+
+  constructor(private readonly deps: EngineDeps, onError?: (what: string, err: unknown) => void) {
+    this.onError = onError ?? ((what, err) => deps.log.error({ err }, `${what} failed`));
     this.http = new WebhookHttp(deps.config.allowPrivateWebhooks);
-    this.recorder = new AttemptRecorder(deps.db, (err) => onError('recording webhook attempts', err));
+    this.recorder = new AttemptRecorder(deps.db, (err) => this.onError('recording webhook attempts', err));
   }
 
   /** Start the worker loop's wake-ups (worker and all processes). */
@@ -171,6 +178,8 @@ export class WebhookEngine {
     }
     const next = nextState(verdictOf(result), attempt, row.max_attempts, this.deps.clock.now());
     const error = attemptError(result);
+    const refused = result.status === null && (error === 'blocked_address' || error === 'invalid_address');
+    this.observe(row, attempt, refused ? 'blocked' : (next.status as DeliveryOutcome), result, error);
     // A failed write was already reported by the recorder; the lease then expires and the
     // delivery is attempted again (at least once).
     await this.recorder.record({
@@ -179,6 +188,16 @@ export class WebhookEngine {
       duration_ms: result.durationMs, updated_at: this.deps.clock.now(),
     }).catch(() => {});
     return { deliveryId: row.id, attempt, status: next.status, responseStatus: result.status, error };
+  }
+
+  /** One attempt in the metrics, and in the log by delivery id (final failures at info, the rest at debug). */
+  private observe(row: ClaimedDelivery, attempt: number, outcome: DeliveryOutcome, result: SendResult, error: string | null) {
+    this.deps.metrics.webhookAttempt(outcome, result.durationMs);
+    const final = outcome === 'failed' || outcome === 'blocked';
+    if (!this.deps.log.isLevelEnabled(final ? 'info' : 'debug')) return;
+    const fields = { deliveryId: row.id, attempt, outcome, responseStatus: result.status, error, durationMs: result.durationMs };
+    if (final) this.deps.log.info(fields, 'webhook delivery failed');
+    else this.deps.log.debug(fields, 'webhook delivery attempt');
   }
 
   /** Stop waking, let attempts in flight finish and be recorded, then close the connections. */
@@ -191,8 +210,4 @@ export class WebhookEngine {
     await this.recorder.flush();
     await this.http.close();
   }
-}
-
-function defaultOnError(what: string, err: unknown) {
-  console.error(`${what} failed:`, err);
 }

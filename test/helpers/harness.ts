@@ -15,6 +15,7 @@ import { TestClock } from '../../src/clock.js';
 import { advanceClock } from '../../src/platform/clock-store.js';
 import type { RateLimiter } from '../../src/ratelimit/limiter.js';
 import { removeTempDir, tempDir } from './temp-dirs.js';
+import { silentLogger, type Logger } from '../../src/platform/logger.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdefghijklmnop';
 
@@ -48,6 +49,8 @@ export interface HarnessOptions {
   db?: Db;
   /** Runs after the harness is closed (e.g. dropping the test's own database). */
   afterClose?: () => Promise<unknown>;
+  /** The root logger (default: silent); a test that reads the logs passes one on a capture stream. */
+  log?: Logger;
 }
 
 export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
@@ -68,7 +71,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const db = options.db ?? (await openTestDb());
   // Test files share one PostgreSQL database: each service keeps its own clock offset.
   const clock = new TestClock(`test_clock_${randomUUID()}`);
-  const runtime: Runtime = await startRuntime(config, { db, clock });
+  const runtime: Runtime = await startRuntime(config, { db, clock, log: options.log ?? silentLogger() });
   if (options.limiter) runtime.deps.limiter = options.limiter;
   const app = await buildApp(runtime.deps, { docsUi: false });
   await app.ready();
