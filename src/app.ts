@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import type { Deps } from './deps.js';
 import { installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
+import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { appRoutes } from './apps/apps.routes.js';
@@ -39,7 +40,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const app = Fastify({
     logger: options.logger ?? false,
     // Request logs carry method, URL and status only: never headers (tokens) or bodies (secrets).
-    bodyLimit: 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
@@ -53,6 +54,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     },
   });
   installErrorHandler(app);
+  // Client input is checked once, here, for every route registered below (src/http/input-guard.ts):
+  // JSON bodies as they are parsed, the query string and path parameters before validation.
+  useBoundedJson(app);
+  app.addHook('preValidation', guardQueryAndParams);
 
   await app.register(swagger, {
     openapi: {
