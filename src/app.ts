@@ -5,6 +5,7 @@ import type { Deps } from './deps.js';
 import { installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
+import { routeShapeIndex } from './http/route-shapes.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import { appRoutes } from './apps/apps.routes.js';
@@ -30,6 +31,11 @@ import { billingRoutes } from './billing/billing.routes.js';
 import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from './orders/plugins.js';
 import { gdprAdminAreaRoutes, gdprRootRoutes } from './gdpr/plugins.js';
 
+const FRAMEWORK_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'Malformed URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is too long',
+};
+
 export interface BuildOptions {
   logger?: boolean | object;
   /** The /docs reference UI (off in tests: it only serves static assets). */
@@ -44,15 +50,16 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
-    // Errors raised before routing (a URL with bad percent-encoding) still get our shapes, and the
-    // version header under /api/v1 (C5.5).
+    // Errors raised before routing (a URL with bad percent-encoding, a path parameter over the
+    // length limit) still get the shape of the endpoint the URL names (C5.1), and the version
+    // header under /api/v1 (C5.5).
     frameworkErrors: (error, request, reply) => {
-      const api = request.url.startsWith('/api/v1/');
-      if (api) reply.header('X-SVC-Api-Version', API_VERSION);
-      request.fallbackShape = api ? 'errors' : 'envelope';
-      return sendError(request, reply, new AppError('bad_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request'));
+      if (request.url.startsWith('/api/v1/')) reply.header('X-SVC-Api-Version', API_VERSION);
+      request.fallbackShape = shapeOfUrl(request.method, request.url);
+      return sendError(request, reply, new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request'));
     },
   });
+  const shapeOfUrl = routeShapeIndex(app);
   installErrorHandler(app);
   // Client input is checked once, here, for every route registered below (src/http/input-guard.ts):
   // JSON bodies as they are parsed, the query string and path parameters before validation.

@@ -113,6 +113,19 @@ describe('nesting and size', () => {
   });
 });
 
+describe('errors raised before routing keep the endpoint shape (C5.1)', () => {
+  it('a path Fastify cannot decode, or a parameter over the length limit: 400 in the shape of the endpoint named', async () => {
+    for (const url of ['/api/v1/shipping_zones/%FF.json', `/api/v1/shipping_zones/${'x'.repeat(300)}.json`, '/api/v1/orders/%C0%80/fulfillments.json']) {
+      const res = await h.req('GET', url, { token: s.accessToken });
+      expectEnvelopeError(res, 400);
+      expectApiHeaders(res, { rated: false });
+    }
+    expectErrorsBody(await h.req('GET', '/api/v1/products/%FF.json', { token: s.accessToken }), 400);
+    expectErrorsBody(await h.req('GET', '/api/v1/no-such-thing/%FF', { token: s.accessToken }), 400);
+    expectEnvelopeError(await h.req('GET', `/apps/developer/apps/${'x'.repeat(300)}`, { token: s.partner.token }), 400, 'A path parameter is too long');
+  });
+});
+
 describe('prototype keys', () => {
   it('__proto__ and constructor.prototype in a body -> 400, never a polluted object', async () => {
     expectErrorsBody(await json('POST', '/api/v1/products.json', '{"product":{"title":"x","__proto__":{"admin":true}}}', s.accessToken), 400);
