@@ -68,7 +68,7 @@ export function isCleanInput(value: unknown, maxDepth = MAX_JSON_DEPTH): boolean
 
 /** A field's path as the errors body names it: `body.product.title` -> `product.title`. */
 function fieldPath(path: string, prefix: string): string {
-  return path === prefix ? 'base' : path.slice(prefix.length + 1);
+  return path === prefix ? 'base' : path.slice(prefix.length + 1) || '(empty key)';
 }
 
 /**
