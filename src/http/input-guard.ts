@@ -9,7 +9,7 @@
 //   (22P02), and encoded to UTF-8 for a text column it would silently become U+FFFD.
 // - Nesting depth: JSON.stringify, jsonb and every recursive reader overflow on a body nested
 //   thousands of levels deep (a 1 MB body holds 500,000 levels). Size is bounded by the body limit.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from './errors.js';
 
 /** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
@@ -120,7 +120,20 @@ export function useBoundedJson(app: FastifyInstance, opts: { empty?: () => unkno
  * each surface's authentication (onRequest), so a stranger still gets its 401 first and an App API
  * error still carries the version header; before schema validation, handlers and SQL.
  */
-export async function guardQueryAndParams(request: FastifyRequest): Promise<void> {
-  assertCleanPart(request.query, 'query');
-  assertCleanPart(request.params, 'params');
+export function guardQueryAndParams(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  // A callback hook, not an async one: no promise per request on the App API's hot path, and
+  // most requests (no query, no parameters) pass without a walk.
+  try {
+    if (hasKeys(request.query)) assertCleanPart(request.query, 'query');
+    if (hasKeys(request.params)) assertCleanPart(request.params, 'params');
+  } catch (err) {
+    return done(err as Error);
+  }
+  done();
+}
+
+function hasKeys(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  for (const _ in value) return true;
+  return false;
 }
