@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import type { Deps } from './deps.js';
 import { installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
+import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
+import { routeShapeIndex } from './http/route-shapes.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { instrumentHttp, UNMATCHED_ROUTE } from './platform/metrics.js';
 import { echoRequestId, requestIdOf, REQUEST_ID_HEADER } from './http/request-id.js';
@@ -31,6 +33,11 @@ import { billingRoutes } from './billing/billing.routes.js';
 import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from './orders/plugins.js';
 import { gdprAdminAreaRoutes, gdprRootRoutes } from './gdpr/plugins.js';
 
+const FRAMEWORK_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'Malformed URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is too long',
+};
+
 export interface BuildOptions {
   /** The /docs reference UI (off in tests: it only serves static assets). */
   docsUi?: boolean;
@@ -43,25 +50,30 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     loggerInstance: deps.log as FastifyBaseLogger,
     // Unique across processes; a well-formed incoming X-Request-Id is kept (src/http/request-id.ts).
     genReqId: requestIdOf,
-    bodyLimit: 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
     // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
-    // Errors raised before routing (a URL with bad percent-encoding) still get our shapes, the
-    // version header under /api/v1 (C5.5), a request id and a place in the metrics: no hook runs.
+    // Errors raised before routing (a URL with bad percent-encoding, a path parameter over the
+    // length limit) still get the shape of the endpoint the URL names (C5.1), the version header
+    // under /api/v1 (C5.5), a request id and a place in the metrics: no hook runs for them.
     frameworkErrors: (error, request, reply) => {
       // Before routing, so before the onRequest hook that sets it on every other response.
       reply.header(REQUEST_ID_HEADER, request.id);
-      const api = request.url.startsWith('/api/v1/');
-      if (api) reply.header('X-SVC-Api-Version', API_VERSION);
-      request.fallbackShape = api ? 'errors' : 'envelope';
+      if (request.url.startsWith('/api/v1/')) reply.header('X-SVC-Api-Version', API_VERSION);
+      request.fallbackShape = shapeOfUrl(request.method, request.url);
       deps.metrics.observeRequest(request.method, UNMATCHED_ROUTE, 400, reply.elapsedTime / 1000);
-      return sendError(request, reply, new AppError('bad_request', error.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Bad request'));
+      return sendError(request, reply, new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request'));
     },
   });
+  const shapeOfUrl = routeShapeIndex(app);
   installErrorHandler(app);
   echoRequestId(app);
   instrumentHttp(app, deps.metrics);
+  // Client input is checked once, here, for every route registered below (src/http/input-guard.ts):
+  // JSON bodies as they are parsed, the query string and path parameters before validation.
+  useBoundedJson(app);
+  app.addHook('preValidation', guardQueryAndParams);
 
   await app.register(swagger, {
     openapi: {

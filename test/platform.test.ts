@@ -74,8 +74,13 @@ describe('C12.1 test clock', () => {
     expect(after - new Date(before).getTime()).toBeLessThan(3600_000 + 10_000);
   });
 
-  it('refuses a negative or missing amount', async () => {
+  it('refuses a negative, missing or out-of-range amount', async () => {
     expect((await h.req('POST', '/apps/admin/clock/advance', { token: ops, body: { seconds: -5 } })).statusCode).toBe(400);
+    // More than ten years, or past what a date can hold: a 400, never a 500 (issue 10).
+    for (const payload of ['{"seconds":315360001}', '{"seconds":1e308}', '{"seconds":123456789012345678901234567890}']) {
+      const big = await h.req('POST', '/apps/admin/clock/advance', { token: ops, payload, headers: { 'content-type': 'application/json' } });
+      expect(big.statusCode, payload).toBe(400);
+    }
     const res = await h.req('POST', '/apps/admin/clock/advance', { token: ops, body: {} });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ status: 400, state: 'error', data: null });

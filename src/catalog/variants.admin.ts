@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { assertStoreAccess } from '../admin/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
+import { assertCleanPart } from '../http/input-guard.js';
 import { envelope } from '../http/shapes.js';
 import { MERCHANT_ROLES } from '../http/user-auth.js';
 import { FieldErrors, isCatalogId, unwrap, type Body } from './input.js';
@@ -50,6 +51,8 @@ async function readForm(deps: Deps, request: FastifyRequest): Promise<Form> {
         }
       } else {
         if (part.valueTruncated || part.fieldnameTruncated) throw badRequest(`${part.fieldname} is too long`);
+        // Text fields are checked as JSON bodies are (src/http/input-guard.ts): no NUL, no lone surrogate.
+        assertCleanPart({ [part.fieldname]: part.value }, 'body');
         form.fields[part.fieldname] = part.value;
       }
     }

@@ -9,6 +9,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
 import { badRequest, unauthenticated } from '../http/errors.js';
+import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { bearerToken } from '../http/user-auth.js';
@@ -27,20 +28,10 @@ const optionalString = Type.Optional(Type.Union([Type.String(), Type.Null()]));
 /**
  * Bodies are optional here (acknowledge and shop-redact take none), and many HTTP clients send
  * `Content-Type: application/json` with an empty body: read that as `{}` rather than refuse it.
+ * Otherwise the same bounded, checked parse as everywhere (src/http/input-guard.ts).
  */
 function lenientJson(app: FastifyInstance) {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = (body as string).trim();
-    if (!text) return done(null, {});
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      const err = new SyntaxError('Malformed JSON body') as SyntaxError & { statusCode: number };
-      err.statusCode = 400;
-      done(err, undefined);
-    }
-  });
+  useBoundedJson(app, { empty: () => ({}) });
 }
 
 const afterSent = new WeakMap<FastifyRequest, () => void>();

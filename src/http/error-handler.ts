@@ -3,6 +3,7 @@
 // Fastify as reqId) and the error reduced to what is safe to log (src/platform/logger.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './errors.js';
+import { MAX_BODY_BYTES } from './input-guard.js';
 import { envelopeError, errorsBody, rateLimitBody, type ErrorShape } from './shapes.js';
 
 declare module 'fastify' {
@@ -33,7 +34,10 @@ function fromFastify(err: FastifyError): AppError | null {
   }
   const code = err.statusCode ?? 500;
   if (code === 415) return new AppError('bad_request', 'Unsupported content type');
-  if (code === 413) return new AppError('bad_request', 'Request body is too large');
+  // The body limit is a 413 (issue 10). A multipart form's count limits (files, fields, parts) also
+  // carry 413 from their library, but are the form's rules, kept as 400 (variants.admin.ts).
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('payload_too_large', `Request body is too large (at most ${MAX_BODY_BYTES} bytes)`);
+  if (code === 413) return new AppError('bad_request', 'Request body breaks a form limit');
   if (code >= 400 && code < 500 && code !== 404) return new AppError('bad_request', err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.name === 'SyntaxError' ? 'Malformed JSON body' : err.message);
   if (code === 404) return new AppError('not_found', 'Not Found');
   return null;

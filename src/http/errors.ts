@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'payload_too_large'
   | 'unprocessable'
   | 'rate_limited'
   | 'throttled'
@@ -20,6 +21,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  payload_too_large: 413,
   unprocessable: 422,
   rate_limited: 429,
   throttled: 429,

@@ -1,5 +1,6 @@
 // Metafield types (C6.6) and values (C14.6): a value may be sent as its raw string ("42", "true",
 // JSON text) or as a JSON value of the type; it is stored as that raw string and returned typed.
+import { isCleanInput } from '../http/input-guard.js';
 
 export const METAFIELD_TYPES = [
   'single_line_text_field', 'multi_line_text_field', 'number_integer', 'number_decimal', 'boolean',
@@ -63,14 +64,18 @@ export function rawValue(type: MetafieldType, value: unknown): { raw: string } |
       break;
     case 'json':
       if (typeof value === 'string') {
+        // JSON text is client JSON too: read back, it is serialised and copied into jsonb (order
+        // views, webhook payloads), so it gets the body's checks (depth, NUL, lone surrogates).
+        let parsed: unknown;
         try {
-          JSON.parse(value);
+          parsed = JSON.parse(value);
         } catch {
           return bad;
         }
+        if (!isCleanInput(parsed)) return bad;
         raw = value;
       } else {
-        raw = JSON.stringify(value);
+        raw = JSON.stringify(value); // a body value: depth already bounded by the JSON parser
       }
       break;
     case 'date': {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
+import { assertCleanPart } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { callerStoreId, STORE_ROLES, userAuthHook } from '../http/user-auth.js';
@@ -13,7 +14,13 @@ const security = [{ bearer: [] }];
 export async function oauthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   // OAuth clients often post form-encoded bodies; accept both that and JSON.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    const fields = Object.fromEntries(new URLSearchParams(body as string));
+    try {
+      assertCleanPart(fields, 'body'); // as JSON bodies are checked (src/http/input-guard.ts)
+    } catch (err) {
+      return done(err as Error);
+    }
+    done(null, fields);
   });
 
   app.post('/apps/oauth/token', {

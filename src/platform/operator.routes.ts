@@ -9,6 +9,12 @@ import { userAuthHook } from '../http/user-auth.js';
 import { advanceClock, ClockOffsetError } from './clock-store.js';
 
 const tags = ['operator'];
+
+/**
+ * Ten years per call: far beyond any test's need, and small enough that the offset stays a bigint
+ * and the clock a valid date (1e308 seconds made both fail as a 500; issue 10).
+ */
+const MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600;
 const security = [{ bearer: [] }];
 
 export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
@@ -30,10 +36,13 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Dep
   }, async (request) => {
     const clock = requireTestClock();
     const { seconds } = request.body as { seconds: number };
-    if (!Number.isFinite(seconds) || seconds < 0) throw badRequest('seconds must be a number of seconds, zero or more');
+    if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_ADVANCE_SECONDS) {
+      throw badRequest(`seconds must be a number of seconds from 0 to ${MAX_ADVANCE_SECONDS}`);
+    }
     try {
       await advanceClock(deps.db, clock, seconds);
     } catch (err) {
+      // The offset as a whole is bounded too (clock-store.ts), however many calls carried it there.
       if (err instanceof ClockOffsetError) throw badRequest(`seconds: ${err.message}`);
       throw err;
     }

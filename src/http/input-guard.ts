@@ -1,0 +1,139 @@
+// Every decoded client input passes here before any rule, query or serialiser sees it (issue 10):
+// JSON bodies (the content-type parser below), query strings and path parameters (the
+// preValidation hook), form and multipart text fields (their readers call `assertCleanInput`).
+//
+// Why these three checks, and only these:
+// - NUL (U+0000): PostgreSQL refuses it in text (22021) and in jsonb (22P05); nothing legitimate
+//   sends it. Other control characters are stored as they are (PostgreSQL takes them).
+// - An unpaired UTF-16 surrogate (JSON `"\ud800"`): not a Unicode character; jsonb refuses it
+//   (22P02), and encoded to UTF-8 for a text column it would silently become U+FFFD.
+// - Nesting depth: JSON.stringify, jsonb and every recursive reader overflow on a body nested
+//   thousands of levels deep (a 1 MB body holds 500,000 levels). Size is bounded by the body limit.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, badRequest } from './errors.js';
+
+/** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Largest request body (bytes); a larger one is a 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether a string can be stored as text and as jsonb: no NUL, no unpaired surrogate. */
+export function isSafeText(text: string): boolean {
+  return !UNSAFE_TEXT.test(text);
+}
+
+const unsafeText = (where: string) => {
+  const problem = 'must not contain NUL characters or unpaired UTF-16 surrogates';
+  return badRequest(`${where} ${problem}`, { [where]: [problem] });
+};
+
+/**
+ * Throws a 400 when `value` (a parsed JSON value, a query object, path parameters) holds an unsafe
+ * string, key included, or nests deeper than `maxDepth`. Iterative, so depth cannot overflow it.
+ * `where` names the value in the message ("body", "query"); a field's path is appended.
+ */
+export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_JSON_DEPTH): void {
+  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: where }];
+  while (stack.length) {
+    const { value: v, depth, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (!isSafeText(v)) throw unsafeText(path);
+      continue;
+    }
+    if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) continue;
+    if (depth >= maxDepth) throw badRequest(`${where} is nested too deeply (at most ${maxDepth} levels)`);
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], depth: depth + 1, path: `${path}.${i}` });
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      if (!isSafeText(key)) throw unsafeText(`${path} key`);
+      stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: `${path}.${key}` });
+    }
+  }
+}
+
+/** `assertCleanInput` as a test, for values that are not a request part (JSON text in a field). */
+export function isCleanInput(value: unknown, maxDepth = MAX_JSON_DEPTH): boolean {
+  try {
+    assertCleanInput(value, 'value', maxDepth);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A field's path as the errors body names it: `body.product.title` -> `product.title`. */
+function fieldPath(path: string, prefix: string): string {
+  return path === prefix ? 'base' : path.slice(prefix.length + 1) || '(empty key)';
+}
+
+/**
+ * `assertCleanInput` for a request part, with errors that name the field the way validation errors
+ * do (`{ errors: { "product.title": [...] } }`), so both error shapes read naturally.
+ */
+export function assertCleanPart(value: unknown, part: 'body' | 'query' | 'params'): void {
+  try {
+    assertCleanInput(value, part);
+  } catch (err) {
+    if (!(err instanceof AppError) || !err.fields) throw err;
+    const [path, messages] = Object.entries(err.fields)[0];
+    const field = fieldPath(path, part);
+    throw badRequest(`${field} ${messages[0]}`, { [field]: messages });
+  }
+}
+
+/**
+ * A JSON body parser for `addContentTypeParser`: Fastify's own parse (prototype poisoning through
+ * `__proto__` or `constructor.prototype` refused, as by default), then the checks above. Errors are
+ * AppErrors, so they render in the route's shape. `empty` is what an empty body reads as (Fastify
+ * refuses one; some routes accept it).
+ */
+export function boundedJsonParser(app: FastifyInstance, opts: { empty?: () => unknown } = {}) {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  return (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (opts.empty && text.trim() === '') return done(null, opts.empty());
+    parse(request, text, (err: Error | null, parsed?: unknown) => {
+      if (err) return done(badRequest(text.length === 0 ? 'The request body is empty' : 'Malformed JSON body'));
+      try {
+        assertCleanPart(parsed, 'body');
+      } catch (e) {
+        return done(e as Error);
+      }
+      done(null, parsed);
+    });
+  };
+}
+
+/** Replaces Fastify's JSON parser on `app` (and the plugins registered inside it afterwards). */
+export function useBoundedJson(app: FastifyInstance, opts: { empty?: () => unknown } = {}): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, boundedJsonParser(app, opts));
+}
+
+/**
+ * The early check of the decoded query string and path parameters, as a preValidation hook: after
+ * each surface's authentication (onRequest), so a stranger still gets its 401 first and an App API
+ * error still carries the version header; before schema validation, handlers and SQL.
+ */
+export function guardQueryAndParams(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  // A callback hook, not an async one: no promise per request on the App API's hot path, and
+  // most requests (no query, no parameters) pass without a walk.
+  try {
+    if (hasKeys(request.query)) assertCleanPart(request.query, 'query');
+    if (hasKeys(request.params)) assertCleanPart(request.params, 'params');
+  } catch (err) {
+    return done(err as Error);
+  }
+  done();
+}
+
+function hasKeys(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  for (const _ in value) return true;
+  return false;
+}

@@ -1,0 +1,45 @@
+// Errors Fastify raises before routing (a path it cannot percent-decode, a path parameter over
+// `maxParamLength`) have no route, so no `config.shape`; yet C5.1 wants every error of an endpoint in
+// that endpoint's shape (`GET /api/v1/shipping_zones/%FF.json` is the shipping zones endpoint, whose
+// errors are envelopes). This index, filled from the routes' own configs as they are registered,
+// finds the route a raw URL was aiming at by its pattern.
+import type { FastifyInstance } from 'fastify';
+import type { ErrorShape } from './shapes.js';
+
+const API_PREFIX = '/api/v1/';
+
+interface Entry {
+  methods: string[];
+  pattern: RegExp;
+  shape: ErrorShape | undefined;
+}
+
+/** `/api/v1/products/:id.json` -> /^\/api\/v1\/products\/[^/]+\.json$/ ; `*` matches the rest. */
+function patternOf(url: string): RegExp {
+  const source = url
+    .split(/(:\w+|\*)/)
+    .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+/** The shape of a surface's routes that declare none: the App API gate's default, else the envelope. */
+export const defaultShape = (url: string): ErrorShape => (url.startsWith(API_PREFIX) ? 'errors' : 'envelope');
+
+/** Registers the onRoute hook (call before any route is registered) and returns the lookup. */
+export function routeShapeIndex(app: FastifyInstance): (method: string, rawUrl: string) => ErrorShape {
+  const entries: Entry[] = [];
+  app.addHook('onRoute', (route) => {
+    // Only the App API has more than one shape; elsewhere every error is an envelope.
+    if (!route.url.startsWith(API_PREFIX)) return;
+    const methods = ([] as string[]).concat(route.method);
+    entries.push({ methods, pattern: patternOf(route.url), shape: route.config?.shape });
+  });
+  return (method, rawUrl) => {
+    const path = rawUrl.split('?')[0];
+    if (!path.startsWith(API_PREFIX)) return 'envelope';
+    const matching = entries.filter((e) => e.pattern.test(path));
+    const hit = matching.find((e) => e.methods.includes(method)) ?? matching[0];
+    return hit?.shape ?? defaultShape(path);
+  };
+}
