@@ -11,6 +11,7 @@ import { printDemoBanner } from './seed/banner.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { buildHealthApp } from './platform/health-app.js';
 import type { FastifyInstance } from 'fastify';
+import { DataDirInUseError } from './db/open.js';
 
 /** The root logger, once the configuration is read (before that, errors go to stderr as text). */
 let log: Logger | null = null;
@@ -65,12 +66,19 @@ async function main() {
     void shutdown('unhandledRejection', 1);
   });
 
-  if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
-  await seedIfEmpty(deps);
-
-  // Every role listens: api and all for the service, worker for /healthz, /readyz and /metrics only.
-  app = config.role === 'worker' ? await buildHealthApp(deps) : await buildApp(deps);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
+    await seedIfEmpty(deps);
+    // Every role listens: api and all for the service, worker for /healthz, /readyz and /metrics only.
+    app = config.role === 'worker' ? await buildHealthApp(deps) : await buildApp(deps);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    // The database is open (and, embedded, locked): close it on the way out, so the next start
+    // finds a clean data dir, and say what went wrong in one line.
+    console.error(`failed to start: ${startProblem(err, config)}`);
+    logger.debug({ err }, 'failed to start');
+    return shutdown('failed to start', 1);
+  }
   if (config.role !== 'api') {
     scheduler = new Scheduler(deps.log, deps.metrics);
     scheduleWorkers(deps, scheduler);
@@ -83,8 +91,21 @@ async function main() {
   if (config.role !== 'worker') await printDemoBanner(deps);
 }
 
+/** One line for the operational failures a start can meet; the error's own message otherwise. */
+function startProblem(err: unknown, config: { port: number; host: string }): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'EADDRINUSE') return `${config.host}:${config.port} is in use (EADDRINUSE); stop what listens there or set PORT`;
+  if (e?.code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL)`;
+  if (e?.code === 'EACCES') return `no permission to listen on ${config.host}:${config.port} (EACCES)`;
+  return e instanceof Error ? e.message : String(err);
+}
+
 main().catch((err) => {
-  if (log) log.fatal({ err }, 'failed to start');
+  // An operational failure (the data dir in use, the database unreachable) is one line; anything
+  // else is a bug, logged with its stack.
+  if (err instanceof DataDirInUseError || typeof (err as NodeJS.ErrnoException)?.code === 'string') {
+    console.error(`failed to start: ${(err as Error).message}`);
+  } else if (log) log.fatal({ err }, 'failed to start');
   else console.error('failed to start:', err);
   process.exit(1);
 });
