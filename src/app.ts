@@ -6,6 +6,7 @@ import { installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeShapeIndex } from './http/route-shapes.js';
+import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
 import { healthRoutes } from './platform/health.routes.js';
 import { instrumentHttp, UNMATCHED_ROUTE } from './platform/metrics.js';
 import { echoRequestId, requestIdOf, REQUEST_ID_HEADER } from './http/request-id.js';
@@ -93,6 +94,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
         },
       },
     },
+    // operationIds and error responses for every route, in its declared shape (src/http/openapi.ts).
+    transform: createOpenapiTransform(),
+    transformObject: shareErrorSchemas as never,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   if (options.docsUi !== false) {

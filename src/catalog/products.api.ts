@@ -131,7 +131,11 @@ export async function fileApiRoutes(api: FastifyInstance) {
   const others = api.supportedMethods.filter((m) => !documented.includes(m) && m !== 'HEAD');
   for (const url of ['/files.json', '/files', '/files/*']) {
     const config = { shape: 'envelope' as const };
-    api.route({ method: documented, url, config, schema: { tags: ['files'], security, hide: url !== '/files.json' }, handler });
+    // One route per documented method, so each is its own operation in the reference.
+    for (const method of documented) {
+      const summary = `Reserved for the asset library (app-api.md): every call answers 404`;
+      api.route({ method, url, config, schema: { tags: ['files'], security, summary, hide: url !== '/files.json' }, handler });
+    }
     api.route({ method: others, url, config, schema: { hide: true }, handler });
   }
 }

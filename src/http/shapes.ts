@@ -58,3 +58,34 @@ export function rateLimitBody() {
     message: `Rate limit exceeded. Retry after ${RATE_LIMIT_WINDOW_SECONDS} second(s).`,
   };
 }
+
+/**
+ * The error bodies above as JSON Schemas, for the API reference (src/http/openapi.ts): what a
+ * route's `config.shape` promises, and the App API's rate-limit body.
+ */
+export const errorShapeSchemas = {
+  envelope: {
+    type: 'object',
+    required: ['status', 'state', 'message', 'data', 'count', 'pagination'],
+    properties: {
+      status: { type: 'integer' },
+      state: { type: 'string', enum: ['error'] },
+      message: { type: 'string' },
+      data: { type: 'null' },
+      count: { type: 'null' },
+      pagination: { type: 'null' },
+    },
+  },
+  errors: {
+    type: 'object',
+    required: ['errors'],
+    properties: {
+      errors: { type: 'object', description: 'field name (or base) -> messages', additionalProperties: { type: 'array', items: { type: 'string' } } },
+    },
+  },
+  rateLimit: {
+    type: 'object',
+    required: ['error', 'message'],
+    properties: { error: { type: 'string' }, message: { type: 'string' } },
+  },
+} as const;

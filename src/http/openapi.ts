@@ -1,0 +1,107 @@
+// The API reference as a product (issue 11 section 2): every operation gets an operationId and the
+// error responses its surface really gives, in the body shape its route declares (C5.1), written
+// here once for all routes at document time (@fastify/swagger's `transform`) rather than by hand in
+// each route file. Route files keep what only they know: summary, request and success schemas.
+import type { RouteOptions } from 'fastify';
+import { errorShapeSchemas } from './shapes.js';
+
+type Schema = Record<string, any>;
+
+/** `GET /api/v1/products/:id.json` -> `apiGetProductsById`; `POST /apps/developer/apps` -> `postAppsDeveloperApps`. */
+export function operationIdOf(method: string, url: string): string {
+  const api = url.startsWith('/api/v1/');
+  const words = url
+    .replace(/^\/api\/v1\//, '/')
+    .replace(/\.json$/, '')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((segment) => segment.split(/[^A-Za-z0-9:]+/).filter(Boolean))
+    .map((word) => (word.startsWith(':') ? `By${pascal(word.slice(1))}` : pascal(word)));
+  const verb = method.toLowerCase();
+  return api ? `api${pascal(verb)}${words.join('')}` : `${verb}${words.join('')}`;
+}
+
+const pascal = (word: string) => word.replace(/(^|[-_])([a-z0-9])/gi, (_m, _sep, c: string) => c.toUpperCase());
+
+const described = (description: string, schema: Schema) => ({ description, content: { 'application/json': { schema } } });
+
+/**
+ * The error responses of a route, from what the service enforces: validation and the input guard
+ * (400, every route), a body over the limit (413, routes with a body), authentication (401) and
+ * authorization (403) where the route has a credential, not found (404) where the path names a
+ * resource, and the App API's rate limit (429) and rate-limit store outage (503).
+ */
+export function errorResponses(route: Pick<RouteOptions, 'method' | 'url' | 'config'>, schema: Schema): Record<string, unknown> {
+  const shape = (route.config as { shape?: 'errors' | 'envelope' } | undefined)?.shape ?? 'envelope';
+  const body = errorShapeSchemas[shape];
+  const method = String(route.method).toUpperCase();
+  const secured = Array.isArray(schema.security) && schema.security.length > 0;
+  const api = route.url.startsWith('/api/v1/');
+  const out: Record<string, unknown> = { 400: described('The request is malformed or a field is invalid', body) };
+  if (secured) {
+    out[401] = described('No credential, or one that is invalid, expired or revoked', body);
+    out[403] = described(api ? 'The token lacks the scope, or the resource belongs to another store' : 'The role may not use this route, or the resource belongs to another account or store', body);
+  }
+  if (route.url.includes(':') || route.url.includes('*')) out[404] = described('No such resource (or not visible to the caller)', body);
+  if (['POST', 'PUT', 'PATCH'].includes(method)) out[413] = described('The request body is over 1 MiB', body);
+  if (api) {
+    out[429] = described('Rate limit exceeded; `Retry-After` says when to retry', errorShapeSchemas.rateLimit);
+    out[503] = described('The rate-limit store is unavailable; retry shortly', body);
+  }
+  return out;
+}
+
+/**
+ * The `transform` of @fastify/swagger: adds operationId and error responses to each documented
+ * route. A route's own `operationId` or error response wins over the generated one.
+ */
+export function createOpenapiTransform() {
+  const taken = new Map<string, number>();
+  return ({ schema, url, route }: { schema: Schema; url: string; route: RouteOptions }) => {
+    if (!schema || schema.hide) return { schema, url };
+    const method = Array.isArray(route.method) ? route.method[0] : route.method;
+    let operationId = schema.operationId ?? operationIdOf(method, url);
+    // Two routes can only map to one id through punctuation (`a-b` vs `a_b`): number the later one.
+    const seen = taken.get(operationId) ?? 0;
+    taken.set(operationId, seen + 1);
+    if (seen > 0 && !schema.operationId) operationId = `${operationId}${seen + 1}`;
+    const own = schema.response ?? {};
+    // Until a route declares its success body, the document says only that it succeeds.
+    const success = Object.keys(own).some((code) => code.startsWith('2')) ? {} : { '2xx': { description: 'Success (the summary names the status and body)' } };
+    const response = { ...success, ...errorResponses(route, schema), ...own };
+    // A route no surface guards is public (the auth matrix test keeps that list explicit): say so.
+    const security = schema.security ?? [];
+    return { schema: { ...schema, operationId, security, response }, url };
+  };
+}
+
+const ERROR_SCHEMA_NAMES: Record<keyof typeof errorShapeSchemas, string> = {
+  envelope: 'EnvelopeError',
+  errors: 'ErrorsBody',
+  rateLimit: 'RateLimitError',
+};
+
+/**
+ * The `transformObject` of @fastify/swagger: the error bodies, inlined by each operation, become
+ * three named schemas under `components.schemas` that every error response refers to.
+ */
+export function shareErrorSchemas({ openapiObject }: { openapiObject: Schema }): Schema {
+  const byText = new Map<string, string>();
+  openapiObject.components ??= {};
+  openapiObject.components.schemas ??= {};
+  for (const [shape, name] of Object.entries(ERROR_SCHEMA_NAMES)) {
+    const schema = errorShapeSchemas[shape as keyof typeof errorShapeSchemas];
+    openapiObject.components.schemas[name] = schema;
+    byText.set(JSON.stringify(schema), name);
+  }
+  for (const operations of Object.values<Schema>(openapiObject.paths ?? {})) {
+    for (const operation of Object.values<Schema>(operations)) {
+      for (const response of Object.values<Schema>(operation?.responses ?? {})) {
+        const media = response?.content?.['application/json'];
+        const name = media && byText.get(JSON.stringify(media.schema));
+        if (name) media.schema = { $ref: `#/components/schemas/${name}` };
+      }
+    }
+  }
+  return openapiObject;
+}
