@@ -95,15 +95,21 @@ export async function stopChild(child: Child, graceMs = 20_000): Promise<number 
 /**
  * CPU time (user + system, ms) a process has used so far, from /proc (Linux; null elsewhere).
  * Threads included: for PGlite that is the whole database too; a PostgreSQL server's own
- * processes are not counted.
+ * processes are not counted (bench/database.ts counts them when the server runs on this machine).
  */
 export function cpuTimeMs(pid: number): number | null {
+  return processCpu(pid)?.cpuMs ?? null;
+}
+
+/** A process's command name and CPU time so far (ms), or null when /proc has no such process. */
+export function processCpu(pid: number): { comm: string; cpuMs: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start at field 3.
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-    return (ticks * 1000) / CLOCK_TICKS;
+    return { comm, cpuMs: (ticks * 1000) / CLOCK_TICKS };
   } catch {
     return null;
   }
