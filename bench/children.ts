@@ -114,6 +114,20 @@ export function processCpu(pid: number): { comm: string; cpuMs: number } | null 
     return null;
   }
 }
+/**
+ * CPU time (ms) the whole machine has spent busy so far, all cores together (Linux /proc/stat;
+ * null elsewhere): what the bench subtracts its own processes from to see other load.
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
 const CLOCK_TICKS = 100; // USER_HZ: 100 on every Linux architecture Node supports
 
 export async function stopAll(): Promise<void> {
