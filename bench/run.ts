@@ -8,7 +8,8 @@
 //      started once and stay up; each scenario is measured INTERLEAVED with the floor it is compared
 //      with (bench/series.ts): a warm-up of each, then BENCH_ROUNDS short rounds taken in turn,
 //      A B, B A, A B, ... Figures are medians over the rounds; a ratio is the median of the per-round
-//      ratios, printed with their range, so drift and leftover load land on both sides of it.
+//      ratios, printed with their range, so drift and leftover load land on both sides of it. A round
+//      during which other work on the machine passes BENCH_QUIET cores is set aside and replaced.
 //        products ?limit=1 (200)         with the pk-SELECT floor   (target >= 60 % of it)
 //        files.json (404 after auth)     with the hello floor       (target >= 75 % of it)
 //        order by id                     with the pk-SELECT floor   (target >= 60 % of it)
@@ -28,6 +29,9 @@
 //   BENCH_DURATION     seconds per measured round (default 3)
 //   BENCH_ROUNDS       rounds per scenario, in turn with its floor (default 6)
 //   BENCH_WARMUP       seconds of warm-up per scenario before its rounds, figures dropped (default 3)
+//   BENCH_QUIET        other load on the machine (cores, beyond the bench's own processes, from /proc)
+//                      above which a round is set aside and another one run, up to twice BENCH_ROUNDS
+//                      (default 0.3; a large value keeps every round)
 //   BENCH_CONNECTIONS  concurrent connections of the load (default 32)
 //   BENCH_STORES       stores for products and files (default 150)
 //   BENCH_APPS         enterprise apps installed on each of those stores (default 4). The rate limit is
@@ -71,6 +75,7 @@ function envNumber(name: string, fallback: number): number {
 const ROUND_S = envNumber('BENCH_DURATION', 3);
 const ROUNDS = Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 6)));
 const WARMUP_S = envNumber('BENCH_WARMUP', 3);
+const QUIET_CORES = envNumber('BENCH_QUIET', 0.3);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 32);
 const STORES = Math.max(1, envNumber('BENCH_STORES', 150));
 const APPS = Math.max(1, Math.round(envNumber('BENCH_APPS', 4)));
@@ -212,7 +217,7 @@ const pctRange = (s: Spread) => `[${(s.min * 100).toFixed(0)}-${(s.max * 100).to
 /** One row per series, grouped as measured (a floor row right under the scenario it was paired with). */
 function table(groups: Series[][]) {
   const withDb = groups.some((g) => g.some((s) => s.rounds.some((r) => r.dbCpuUsPerReq !== null)));
-  const head = ['scenario', 'req/s', 'rounds', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'responses', 'expected', 'unexpected', 'errors/timeouts', 'srv CPU us/req', 'rounds',
+  const head = ['scenario', 'rounds', 'req/s', 'min-max', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'responses', 'expected', 'unexpected', 'errors/timeouts', 'srv CPU us/req', 'min-max',
     ...(withDb ? ['db CPU us/req'] : []), 'srv/client CPU %', 'other load'];
   const body: string[][] = [];
   for (const group of groups) {
@@ -222,6 +227,7 @@ function table(groups: Series[][]) {
       const srvPct = over(s, (r) => r.serverCpuPct), clientPct = over(s, (r) => r.clientCpuPct);
       body.push([
         (i > 0 && group.length === 2 ? '  ' : '') + s.scenario.name,
+        `${s.rounds.length}${s.setAside.length ? ` (+${s.setAside.length})` : ''}${s.noisy ? ' NOISY' : ''}`,
         med(over(s, (r) => r.requestsPerSec), int),
         range(over(s, (r) => r.requestsPerSec), int),
         med(over(s, (r) => r.p50), (x) => x.toFixed(2)),
@@ -247,10 +253,14 @@ function table(groups: Series[][]) {
   for (const row of body) console.log(line(row));
 }
 
-/** Server CPU per request; on PostgreSQL with a local server, plus the backends' (the whole cost of a request). */
-function cpuPerRequest(r: Round): number | null {
+/**
+ * Server CPU per request; on PostgreSQL, plus its backends' when the server is on this machine (the
+ * whole cost of a request; null when it is not). A server with no database (hello) has none.
+ */
+function cpuPerRequest(r: Round, s: Series): number | null {
   if (r.serverCpuUsPerReq === null) return null;
-  return SERVER_URL ? (r.dbCpuUsPerReq === null ? null : r.serverCpuUsPerReq + r.dbCpuUsPerReq) : r.serverCpuUsPerReq;
+  if (!SERVER_URL || !s.scenario.database) return r.serverCpuUsPerReq;
+  return r.dbCpuUsPerReq === null ? null : r.serverCpuUsPerReq + r.dbCpuUsPerReq;
 }
 
 /** Cross-check less sensitive to other load on the machine: floor CPU per request / scenario's, per round. */
@@ -269,7 +279,8 @@ function ratioLine(label: string, scenario: Series | undefined, floor: Series | 
   const r = roundRatios(scenario, floor, (x) => x.requestsPerSec);
   if (!r) return;
   const invalid = validityOf(scenario).unexpectedTotal || validityOf(floor).unexpectedTotal ? '  (INVALID: see the warnings)' : '';
-  console.log(`  ${label.padEnd(38)} ${pct(r.median).padStart(5)} ${pctRange(r).padEnd(11)} (target >= ${pct(target)})  ${verdict(r.median >= target)}${cpuCheck(scenario, floor)}${invalid}`);
+  const noisy = scenario.noisy ? '  (NOISY: other load in most rounds)' : '';
+  console.log(`  ${label.padEnd(38)} ${pct(r.median).padStart(5)} ${pctRange(r).padEnd(11)} (target >= ${pct(target)})  ${verdict(r.median >= target)}${cpuCheck(scenario, floor)}${invalid}${noisy}`);
 }
 
 function cpuTargetLine(label: string, s: Series | undefined, baselineUs: number) {
@@ -338,7 +349,7 @@ async function main() {
     const probe = backends;
     cleanups.push(() => probe.close());
   }
-  const groupOpts: GroupOptions = { connections: CONNECTIONS, rounds: ROUNDS, roundS: ROUND_S, warmupS: WARMUP_S, watched, backends };
+  const groupOpts: GroupOptions = { connections: CONNECTIONS, rounds: ROUNDS, roundS: ROUND_S, warmupS: WARMUP_S, quietCores: QUIET_CORES, watched, backends };
   console.log(`  up: service (pid ${serverPid})${hello ? `, floor hello (pid ${hello.child.proc.pid})` : ''}${pk ? `, floor pk SELECT (pid ${pk.child.proc.pid}${floorDbUrl ? `, database ${new URL(floorDbUrl).pathname.slice(1)}` : ', its own PGlite'})` : ''}`);
 
   const headerSets = data.tokens.map((t) => ({ authorization: `Bearer ${t}` }));
@@ -407,7 +418,7 @@ async function main() {
 
   // 5. Report.
   const all = groups.flat();
-  console.log(`\nResults (${kind}; per scenario: medians over ${ROUNDS} rounds of ${ROUND_S} s and their range; load avg at end ${load()})`);
+  console.log(`\nResults (${kind}; per scenario: medians over its ${ROUNDS} quiet rounds of ${ROUND_S} s and their range, (+n) rounds set aside for other load; load avg at end ${load()})`);
   if (all.length) table(groups);
 
   const invalid = all.filter((s) => {
@@ -431,7 +442,7 @@ async function main() {
     console.log(`  rate limit: "${s.scenario.name}" cycles ${pairs} (app, store) pairs, cap ${pairs * PAIR_LIMIT} req/s; its best round ${int(peak)} req/s (${pct(peak / (pairs * PAIR_LIMIT))} of the cap)`);
   }
   // The processes kept up must not compete while another one is measured.
-  const rounds = all.flatMap((x) => x.rounds);
+  const rounds = all.flatMap((x) => [...x.rounds, ...x.setAside]);
   const idle = watched.flatMap((w) => {
     const s = spread(rounds.flatMap((r) => (w.name in r.bystanderCpuPct ? [r.bystanderCpuPct[w.name]] : [])));
     return s ? [`${w.name} ${s.median.toFixed(1)} / ${s.max.toFixed(1)}`] : [];
@@ -440,11 +451,12 @@ async function main() {
 
   const otherLoad = spread(rounds.flatMap((r) => (r.otherLoadCores === null ? [] : [r.otherLoadCores])));
   if (otherLoad) {
-    const busy = otherLoad.median >= 0.25 ? ': the machine was busy with other work, so the figures are noisier than usual' : '';
-    console.log(`  other load on the machine during the rounds (cores, not counting the bench's processes): median ${otherLoad.median.toFixed(2)}, max ${otherLoad.max.toFixed(2)}${busy}`);
+    const setAside = all.reduce((n, x) => n + x.setAside.length, 0);
+    const busy = all.some((x) => x.noisy) ? '; NOISY groups: too few quiet rounds, their figures are less trustworthy' : '';
+    console.log(`  other load on the machine during the rounds (cores, beyond the bench's processes): median ${otherLoad.median.toFixed(2)}, max ${otherLoad.max.toFixed(2)}; ${setAside} scenario round(s) set aside (> ${QUIET_CORES})${busy}`);
   }
 
-  console.log(`\nTargets (a ratio is the median of the ${ROUNDS} per-round ratios, [their min-max]; each round pairs runs seconds apart)`);
+  console.log(`\nTargets (a ratio is the median of the per-round ratios over the quiet rounds, [their min-max]; each round pairs runs seconds apart)`);
   ratioLine('products ?limit=1 vs pk-select floor:', products, pkWithProducts, TARGETS.productsVsPk);
   ratioLine('order by id vs pk-select floor:', order, pkWithOrder, TARGETS.orderVsPk);
   ratioLine('404-after-auth vs hello floor:', files, helloWithFiles, TARGETS.notFoundVsHello);
