@@ -95,15 +95,35 @@ export async function stopChild(child: Child, graceMs = 20_000): Promise<number 
 /**
  * CPU time (user + system, ms) a process has used so far, from /proc (Linux; null elsewhere).
  * Threads included: for PGlite that is the whole database too; a PostgreSQL server's own
- * processes are not counted.
+ * processes are not counted (bench/database.ts counts them when the server runs on this machine).
  */
 export function cpuTimeMs(pid: number): number | null {
+  return processCpu(pid)?.cpuMs ?? null;
+}
+
+/** A process's command name and CPU time so far (ms), or null when /proc has no such process. */
+export function processCpu(pid: number): { comm: string; cpuMs: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start at field 3.
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-    return (ticks * 1000) / CLOCK_TICKS;
+    return { comm, cpuMs: (ticks * 1000) / CLOCK_TICKS };
+  } catch {
+    return null;
+  }
+}
+/**
+ * CPU time (ms) the whole machine has spent busy so far, all cores together (Linux /proc/stat;
+ * null elsewhere): what the bench subtracts its own processes from to see other load.
+ */
+export function machineBusyMs(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+    // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    return ((user + nice + system + irq + softirq + (steal || 0)) * 1000) / CLOCK_TICKS;
   } catch {
     return null;
   }

@@ -1,7 +1,10 @@
 // Floor 2: bare Fastify plus one primary-key SELECT per request on the same kind of database as
 // the service. `GET /` picks a random id among 1000 rows and returns the row as JSON.
 //   PGlite (default): its own database in a fresh temp dir, opened like the service opens its own.
-//   PostgreSQL (FLOOR_DATABASE_URL set): a table in that database, node-postgres pool of 10.
+//   PostgreSQL (FLOOR_DATABASE_URL set): a table in that database (one of its own, so its backends'
+//   CPU can be told from the service's), node-postgres pool of 10 that keeps its connections: the
+//   process stays up while other scenarios run, and reconnecting must not land in its next round.
+// Idle, it does nothing at all (no timers): it does not compete with the scenarios run meanwhile.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +25,7 @@ let query: Query;
 let close: () => Promise<void>;
 const url = process.env.FLOOR_DATABASE_URL?.trim();
 if (url) {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 0, application_name: 'svc-bench-floor-pk' });
   pool.on('error', () => {});
   await pool.query(CREATE);
   query = (sql, params) => pool.query(sql, params);

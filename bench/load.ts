@@ -1,11 +1,16 @@
-// One load scenario with autocannon, in this process: a warm-up whose figures are dropped, then the
-// measured run. Latency percentiles are computed here from every response's exact time (autocannon's
-// own histogram has 1 ms resolution, too coarse for a hello-world floor).
+// One load run with autocannon, in this process: a warm-up whose figures are dropped, or one
+// measured round. Latency percentiles are computed here from every response's exact time
+// (autocannon's own histogram has 1 ms resolution, too coarse for a hello-world floor). Around a
+// round the CPU time of the server under load, of its PostgreSQL backends (when the server runs on
+// this machine) and of the other processes the bench keeps alive (which should be idle) is read.
 import autocannon from 'autocannon';
-import { cpuTimeMs } from './children.js';
+import { cpuTimeMs, machineBusyMs } from './children.js';
+import { backendCpuBetween, type BackendCpu } from './database.js';
 
 export interface Scenario {
   name: string;
+  /** A short name for progress lines (e.g. "products", "pk"). */
+  short: string;
   url: string;
   /** Status every response must have (anything else is counted and invalidates the run). */
   expectStatus: number;
@@ -15,17 +20,34 @@ export interface Scenario {
   serverPid?: number;
   /** Paths (with query) cycled through instead of the URL's own, entry i with header set i mod n. */
   paths?: string[];
+  /** The PostgreSQL database the server queries, to count its backends' CPU (unset on PGlite). */
+  database?: string;
 }
 
-export interface LoadOptions {
+/** A process kept alive by the bench, watched while another one is under load. */
+export interface Watched {
+  name: string;
+  pid: number;
+}
+
+export interface RoundOptions {
   connections: number;
   durationS: number;
-  warmupS: number;
+  /** Processes that should be idle during this round; their CPU is reported. */
+  bystanders: Watched[];
+  /** Reads the PostgreSQL backends' CPU (null on PGlite). */
+  backends: BackendCpu | null;
 }
 
-export interface LoadResult {
-  name: string;
-  expectStatus: number;
+/** Answers that invalidate a run: a status other than the expected one, socket errors, timeouts. */
+export interface Validity {
+  unexpected: Record<string, number>;
+  unexpectedTotal: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface Round extends Validity {
   requestsPerSec: number;
   total: number;
   durationS: number;
@@ -33,17 +55,20 @@ export interface LoadResult {
   p90: number;
   p99: number;
   max: number;
-  /** Responses whose status was not the expected one, by status. */
-  unexpected: Record<string, number>;
-  unexpectedTotal: number;
-  errors: number;
-  timeouts: number;
-  status429: number;
-  /** Server process CPU time per response (µs) and its share of one core during the run (%). */
+  /** Server process CPU time per response (µs) and its share of one core during the round (%). */
   serverCpuUsPerReq: number | null;
   serverCpuPct: number | null;
+  /** CPU time of the server's PostgreSQL backends per response (µs); null on PGlite or a remote server. */
+  dbCpuUsPerReq: number | null;
   /** The same for this (load-generating) process. */
   clientCpuPct: number;
+  /** CPU of the watched bystanders during the round, % of one core, by name. */
+  bystanderCpuPct: Record<string, number>;
+  /**
+   * Other load on the machine during the round, in cores: the machine's busy CPU time less that of
+   * the server, its backends, the bystanders and this process (null where /proc is missing).
+   */
+  otherLoadCores: number | null;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -73,15 +98,33 @@ function runOnce(scenario: Scenario, opts: { connections: number; durationS: num
   });
 }
 
-export async function runScenario(scenario: Scenario, opts: LoadOptions): Promise<LoadResult> {
-  if (opts.warmupS > 0) await runOnce(scenario, { connections: opts.connections, durationS: opts.warmupS });
+function validity(scenario: Scenario, result: autocannon.Result): Validity {
+  const unexpected: Record<string, number> = {};
+  let unexpectedTotal = 0;
+  for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) {
+    if (Number(status) === scenario.expectStatus) continue;
+    unexpected[status] = Number(count);
+    unexpectedTotal += Number(count);
+  }
+  return { unexpected, unexpectedTotal, errors: result.errors, timeouts: result.timeouts };
+}
 
+/** Load whose figures are dropped (JIT, caches, connection pools); its answers still count for validity. */
+export async function warmUp(scenario: Scenario, opts: { connections: number; durationS: number }): Promise<Validity> {
+  if (opts.durationS <= 0) return { unexpected: {}, unexpectedTotal: 0, errors: 0, timeouts: 0 };
+  return validity(scenario, await runOnce(scenario, opts));
+}
+
+export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<Round> {
   let latencies = new Float64Array(1 << 16);
   let n = 0;
+  const db0 = scenario.database && opts.backends ? await opts.backends.snapshot(scenario.database) : null;
+  const others0 = opts.bystanders.map((b) => cpuTimeMs(b.pid));
   const cpu0 = scenario.serverPid ? cpuTimeMs(scenario.serverPid) : null;
+  const machine0 = machineBusyMs();
   const client0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await runOnce(scenario, { connections: opts.connections, durationS: opts.durationS }, (ms) => {
+  const result = await runOnce(scenario, opts, (ms) => {
     if (n === latencies.length) {
       const bigger = new Float64Array(latencies.length * 2);
       bigger.set(latencies);
@@ -91,20 +134,27 @@ export async function runScenario(scenario: Scenario, opts: LoadOptions): Promis
   });
   const wallMs = performance.now() - t0;
   const cpu1 = scenario.serverPid ? cpuTimeMs(scenario.serverPid) : null;
+  const machine1 = machineBusyMs();
   const client = process.cpuUsage(client0);
+  const others1 = opts.bystanders.map((b) => cpuTimeMs(b.pid));
+  const db1 = db0 && scenario.database && opts.backends ? await opts.backends.snapshot(scenario.database) : null;
   const serverCpuMs = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
+  const dbCpuMs = db0 && db1 ? backendCpuBetween(db0, db1) : null;
   const sorted = latencies.subarray(0, n).sort();
+  const bystanderCpuPct: Record<string, number> = {};
+  let ownMs = (client.user + client.system) / 1000 + (serverCpuMs ?? 0) + (dbCpuMs ?? 0);
+  opts.bystanders.forEach((b, i) => {
+    const a = others0[i], z = others1[i];
+    if (a !== null && z !== null) {
+      bystanderCpuPct[b.name] = ((z - a) / wallMs) * 100;
+      ownMs += z - a;
+    }
+  });
+  // A remote database's work is not on this machine; a local one's is in dbCpuMs (when measured).
+  const otherLoadCores = machine0 !== null && machine1 !== null && serverCpuMs !== null ? Math.max(0, machine1 - machine0 - ownMs) / wallMs : null;
 
-  const unexpected: Record<string, number> = {};
-  let unexpectedTotal = 0;
-  for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) {
-    if (Number(status) === scenario.expectStatus) continue;
-    unexpected[status] = Number(count);
-    unexpectedTotal += Number(count);
-  }
   return {
-    name: scenario.name,
-    expectStatus: scenario.expectStatus,
+    ...validity(scenario, result),
     requestsPerSec: result.requests.total / result.duration,
     total: result.requests.total,
     durationS: result.duration,
@@ -112,13 +162,11 @@ export async function runScenario(scenario: Scenario, opts: LoadOptions): Promis
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1] : NaN,
-    unexpected,
-    unexpectedTotal,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    status429: unexpected['429'] ?? 0,
     serverCpuUsPerReq: serverCpuMs !== null && n ? (serverCpuMs * 1000) / n : null,
     serverCpuPct: serverCpuMs !== null ? (serverCpuMs / wallMs) * 100 : null,
+    dbCpuUsPerReq: dbCpuMs !== null && n ? (dbCpuMs * 1000) / n : null,
     clientCpuPct: ((client.user + client.system) / 1000 / wallMs) * 100,
+    bystanderCpuPct,
+    otherLoadCores,
   };
 }

@@ -1,7 +1,9 @@
 // Load-run data, written in the benchmark process straight through the service's own modules,
-// before the server starts on the same database: one partner with one `enterprise`-tier app,
-// `stores` merchants each with that app installed through the real OAuth flow (authorize ->
-// handoff -> code exchange), and five products per store (the newest one with two variants).
+// before the server starts on the same database: one partner with `appsPerStore` `enterprise`-tier
+// apps, `stores` merchants each with every one of those apps installed through the real OAuth flow
+// (authorize -> handoff -> code exchange), and five products per store (the newest one with two
+// variants). The rate limit is per (app, store) pair: stores x apps tokens, cycled by the load, put
+// the limiter's cap (500 requests/s per pair) far above any scenario's throughput.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -26,9 +28,10 @@ export interface BenchTarget {
 }
 
 export interface BenchData {
+  /** One per (app, store) pair, store by store. */
   tokens: string[];
   storeIds: string[];
-  appId: string;
+  appIds: string[];
   tier: string;
   /** The order scenarios' store (bench/orders.ts), when asked for. */
   orders: OrderBenchData | null;
@@ -68,19 +71,23 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T, index: number
   return out;
 }
 
-export async function setupBenchData(target: BenchTarget, stores: number, orders = 0, catalogScale = false): Promise<BenchData> {
+export async function setupBenchData(target: BenchTarget, stores: number, appsPerStore: number, orders = 0, catalogSizes: number[] = []): Promise<BenchData> {
   const config = loadConfig(serviceEnv(target), { persistSecret: false });
   const db = await openTargetDb(target);
   const runtime = await startRuntime(config, { db }); // migrates
   const { deps } = runtime;
   try {
     const partner = await signup(deps, { email: 'bench-partner@bench.test', password: 'bench-partner-pass', name: 'Bench Partner', role: 'PARTNER' });
-    const { app } = await createApp(deps, { id: partner.user.id, role: 'PARTNER', storeId: null }, {
-      name: 'Bench Catalog Reader',
-      appUrl: 'https://bench-app.example.com',
-      scopes: ['read_products', 'write_products', 'read_files'],
-      tier: 'enterprise',
-    });
+    const apps = [];
+    for (let i = 0; i < appsPerStore; i++) {
+      const { app } = await createApp(deps, { id: partner.user.id, role: 'PARTNER', storeId: null }, {
+        name: i ? `Bench Catalog Reader (${i + 1})` : 'Bench Catalog Reader',
+        appUrl: 'https://bench-app.example.com',
+        scopes: ['read_products', 'write_products', 'read_files'],
+        tier: 'enterprise',
+      });
+      apps.push(app);
+    }
 
     // scrypt runs on the thread pool: a few signups at once.
     const storeIds = await pool(Array.from({ length: stores }, (_, i) => i), 4, async (i) => {
@@ -97,18 +104,18 @@ export async function setupBenchData(target: BenchTarget, stores: number, orders
     const tokens: string[] = [];
     for (const storeId of storeIds) {
       await deps.db.transaction((tx) => insertProducts(tx, storeId, deps.clock.now()));
-      tokens.push(await installForBench(deps, storeId, app.clientId, app.clientSecret!));
+      for (const app of apps) tokens.push(await installForBench(deps, storeId, app.clientId, app.clientSecret!));
     }
 
     const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
-    const catalog = catalogScale ? await setupProductScaleBench(deps, partner.user.id) : null;
+    const catalog = catalogSizes.length ? await setupProductScaleBench(deps, partner.user.id, catalogSizes) : null;
     const { rows } = await deps.db.query<{ installs: number; products: number; variants: number }>(
-      `SELECT (SELECT count(*)::int FROM installations WHERE app_id = $1 AND status = 'active') AS installs,
+      `SELECT (SELECT count(*)::int FROM installations WHERE app_id = ANY($1) AND status = 'active') AS installs,
               (SELECT count(*)::int FROM products) AS products, (SELECT count(*)::int FROM variants) AS variants`,
-      [app.appId],
+      [apps.map((a) => a.appId)],
     );
-    if (rows[0].installs !== stores) throw new Error(`expected ${stores} active installations, found ${rows[0].installs}`);
-    return { tokens, storeIds, appId: app.appId, tier: app.tier, orders: orderData, catalog };
+    if (rows[0].installs !== stores * appsPerStore) throw new Error(`expected ${stores * appsPerStore} active installations, found ${rows[0].installs}`);
+    return { tokens, storeIds, appIds: apps.map((a) => a.appId), tier: apps[0].tier, orders: orderData, catalog };
   } finally {
     await runtime.close();
   }
