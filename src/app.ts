@@ -17,7 +17,7 @@ import { appApi } from './api/app-api.js';
 import { merchantAdmin } from './admin/merchant-admin.js';
 import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
 import { catalogAdminRoutes, catalogApiRoutes, catalogRootRoutes } from './catalog/plugins.js';
-import { API_VERSION } from './api/app-api.js';
+import { API_VERSION } from './api-version.js';
 import { contentAdminRoutes } from './content/content.admin.js';
 import { contentApiRoutes } from './content/content.api.js';
 import { customerAdminRoutes } from './customers/customers.admin.js';

@@ -9,8 +9,7 @@ import type { ErrorShape } from '../http/shapes.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
-
-export const API_VERSION = '2026-06';
+import { API_VERSION } from '../api-version.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
