@@ -8,7 +8,7 @@ import { badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { DEVELOPER_ROLES, userAuthHook } from '../http/user-auth.js';
-import { merchantAdmin } from '../admin/merchant-admin.js';
+import { merchantAdmin } from '../surfaces/merchant-admin.js';
 import { reviewRoutes } from '../reviews/reviews.js';
 import { appInstallations, developerAnalytics } from './developer-analytics.js';
 import { getDeveloper, getPayoutMethod, patchDeveloper, putPayoutMethod } from './developer-accounts.js';

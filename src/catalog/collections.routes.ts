@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
+import { apiCaller } from '../surfaces/app-api.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isUuid } from '../ids.js';

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';

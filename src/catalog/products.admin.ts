@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isCatalogId } from './input.js';

@@ -4,7 +4,7 @@ import { envelopeError } from '../http/shapes.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage } from '../http/paging.js';
 import { isUuid } from '../ids.js';

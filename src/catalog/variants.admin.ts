@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { assertStoreAccess } from '../admin/merchant-admin.js';
+import { assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { assertCleanPart } from '../http/input-guard.js';
 import { envelope } from '../http/shapes.js';

@@ -2,7 +2,7 @@
 // C14.5). 201 envelopes whose `data` is the resource in its App API shape.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { createPage } from './pages.js';
 import { createMenu } from './menus.js';

@@ -2,7 +2,7 @@
 // `GET /api/v1/menus.json` (read_content). Both answer envelopes, errors included (C5.1).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
 import { createPage } from './pages.js';
 import { listMenus } from './menus.js';

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/shapes.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { customerBodySchema } from './customers.schemas.js';
 import { createCustomer } from './customers.service.js';
 

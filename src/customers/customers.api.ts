@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { linkHeader, parsePage } from '../http/paging.js';
 import { customerBodySchema } from './customers.schemas.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomerPage, updateCustomer } from './customers.service.js';

@@ -3,9 +3,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { assertStoreAccess } from '../admin/merchant-admin.js';
+import { assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { field } from '../content/content.schemas.js';
 import { createDiscount, updateDiscount } from './discounts.service.js';
 

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { parsePage } from '../http/paging.js';
 import { envelope } from '../http/shapes.js';
 import { listDiscountPage } from './discounts.service.js';

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { badRequest, unauthenticated } from '../http/errors.js';
 import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';

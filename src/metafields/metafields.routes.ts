@@ -3,8 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { apiCaller } from '../surfaces/app-api.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeList } from '../http/shapes.js';
 import { listNotifications } from './notifications.repo.js';

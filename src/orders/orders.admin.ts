@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { field } from '../content/content.schemas.js';
 import { adminActor, updateOrder } from './orders.service.js';

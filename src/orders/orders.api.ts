@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage, MAX_LIMIT } from '../http/paging.js';
 import { isUuid } from '../ids.js';

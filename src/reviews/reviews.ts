@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isUuid, uuidv7 } from '../ids.js';
