@@ -25,7 +25,6 @@ export async function productListingApiRoutes(api: FastifyInstance, { deps }: { 
     config: { scope: 'write_products', shape: 'errors' },
     schema: {
       tags: ['product listings'],
-      security: [{ accessToken: [] }],
       summary: "List a product on the app's sales channel (C6.2)",
       body: Type.Object({
         product_id: Type.Optional(Type.Unknown({ description: 'product UUID or numeric id, required' })),

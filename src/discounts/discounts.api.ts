@@ -12,7 +12,7 @@ export async function discountApiRoutes(api: FastifyInstance, { deps }: { deps: 
   api.get('/discounts.json', {
     config: { scope: 'read_discounts', shape: 'envelope' },
     schema: {
-      tags: ['discounts'], security: [{ accessToken: [] }],
+      tags: ['discounts'],
       summary: 'Discounts, newest first; status computed on the service clock (C14.4); code matched in part, any case',
       querystring: Type.Object({
         page: Type.Optional(Type.String()),

@@ -22,7 +22,6 @@ import { gdprDispatcher } from './gdpr.dispatch.js';
 export const GDPR_PAGE_LIMIT = 20;
 
 const tags = ['gdpr'];
-const security = [{ bearer: [] }];
 const optionalString = Type.Optional(Type.Union([Type.String(), Type.Null()]));
 
 /**
@@ -59,7 +58,7 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
 
   admin.post('/apps/gdpr/data-request', {
     schema: {
-      tags, security,
+      tags,
       summary: "Request a customer's data from every app installed on the store (customers/data_request)",
       body: Type.Object({ customerId: optionalString, customerEmail: optionalString, customerPhone: optionalString, ordersRequested: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])), storeId: Type.Optional(Type.String()) }),
     },
@@ -67,19 +66,19 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
 
   admin.post('/apps/gdpr/customer-redact', {
     schema: {
-      tags, security,
+      tags,
       summary: "Have every app installed on the store erase a customer's data (customers/redact); the platform erases its own copy once every app completed or failed",
       body: Type.Object({ customerId: optionalString, customerEmail: optionalString, storeId: Type.Optional(Type.String()) }),
     },
   }, create('customer_redact'));
 
   admin.post('/apps/gdpr/shop-redact', {
-    schema: { tags, security, summary: "Have every app installed on the store erase the shop's data (shop/redact); no body" },
+    schema: { tags, summary: "Have every app installed on the store erase the shop's data (shop/redact); no body" },
   }, create('shop_redact'));
 
   admin.get('/apps/gdpr/requests', {
     schema: {
-      tags, security,
+      tags,
       summary: "The store's GDPR requests, newest first, each with its apps' states; page size 20 by default",
       querystring: Type.Object({
         page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()),
@@ -100,7 +99,7 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
   });
 
   admin.get('/apps/gdpr/requests/:requestId', {
-    schema: { tags, security, summary: 'One GDPR request with every notified app\'s acknowledgment state', params: Type.Object({ requestId: Type.String() }) },
+    schema: { tags, summary: 'One GDPR request with every notified app\'s acknowledgment state', params: Type.Object({ requestId: Type.String() }) },
   }, async (request) => {
     const { storeId, view } = await getGdprRequest(deps, (request.params as { requestId: string }).requestId);
     assertStoreAccess(request, storeId);

@@ -24,12 +24,11 @@ const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
 
 export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
   const tags = ['metafields'];
-  const security = [{ accessToken: [] }];
 
   api.get('/metafields.json', {
     config: { scope: 'read_metafields', shape: 'envelope' },
     schema: {
-      tags, security, summary: 'List metafields, newest first; exact filters on all four yield at most one',
+      tags, summary: 'List metafields, newest first; exact filters on all four yield at most one',
       querystring: Type.Object({
         ownerType: Type.Optional(Type.String()), ownerId: Type.Optional(Type.String()),
         namespace: Type.Optional(Type.String()), key: Type.Optional(Type.String()),
@@ -62,7 +61,7 @@ export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps:
 
   api.post('/metafields/bulk.json', {
     config: { scope: 'write_metafields', shape: 'envelope' },
-    schema: { tags, security, summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody },
+    schema: { tags, summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody },
   }, async (request) => {
     const { storeId, appId } = apiCaller(request);
     const result = await deps.db.transaction((tx) => bulkUpsert(tx, storeId, appId, request.body, deps.clock.now()));
@@ -73,7 +72,7 @@ export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps:
 export async function metafieldAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/metafields/bulk', {
     schema: {
-      tags: ['merchant admin: metafields'], security: [{ bearer: [] }],
+      tags: ['merchant admin: metafields'],
       summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody,
     },
   }, async (request) => {

@@ -13,7 +13,6 @@ export async function notificationRoutes(admin: FastifyInstance, { deps }: { dep
   admin.get('/notifications', {
     schema: {
       tags: ['merchant admin'],
-      security: [{ bearer: [] }],
       summary: "The store's notifications, newest first (C9.5); `type` filters (e.g. gdpr_app_failed)",
       querystring: Type.Object({
         page: Type.Optional(Type.String()),

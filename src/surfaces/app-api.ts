@@ -10,6 +10,7 @@ import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
 import { API_VERSION } from '../api-version.js';
+import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -17,12 +18,12 @@ declare module 'fastify' {
     scope?: Scope;
   }
   interface FastifyRequest {
-    /** The calling app's installation: set for every App API request that passed the gate. */
+    /** The calling app's installation: set for every App API or app-token request that passed the gate. */
     api?: TokenInfo;
   }
 }
 
-/** The caller's installation; only ever called inside the App API plugin, after the gate. */
+/** The caller's installation; only ever called inside the App API or app-token surface, after its gate. */
 export function apiCaller(request: FastifyRequest): TokenInfo {
   return request.api!;
 }
@@ -84,9 +85,10 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
   };
 }
 
-/** Register App API routes: `register(api => { api.get(...) })` under the /api/v1 prefix. */
-export function appApi(deps: Deps, routes: (api: FastifyInstance) => Promise<void> | void) {
+/** The App API surface: `app.register(appApi(deps, (api) => ...), { prefix: '/api/v1' })`. */
+export function appApi(deps: Deps, routes: SurfaceRoutes) {
   return async function appApiPlugin(api: FastifyInstance) {
+    claimRoutes(api, { name: 'app-api', security: 'accessToken' });
     api.addHook('onRequest', appApiGate(deps, 'errors'));
     // Unknown App API paths still pass the gate first: 401 before 404, never a hint to strangers.
     api.setNotFoundHandler(async () => {

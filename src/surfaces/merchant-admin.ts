@@ -6,9 +6,11 @@ import type { Deps } from '../deps.js';
 import { badRequest, forbidden } from '../http/errors.js';
 import { isUuid } from '../ids.js';
 import { MERCHANT_ROLES, userAuthHook } from '../http/user-auth.js';
+import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
-export function merchantAdmin(deps: Deps, routes: (admin: FastifyInstance) => Promise<void> | void) {
+export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
   return async function merchantAdminPlugin(admin: FastifyInstance) {
+    claimRoutes(admin, { name: 'merchant-admin', security: 'bearer' });
     admin.addHook('onRequest', userAuthHook(deps.jwt, MERCHANT_ROLES));
     // The operator names a store with `storeId`; one that does not exist is the caller's mistake
     // (400), checked once here for every admin route rather than failing later on a foreign key.
