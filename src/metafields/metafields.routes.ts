@@ -1,6 +1,6 @@
 // Metafields: the App API list and bulk upsert (read_metafields / write_metafields; envelopes, C5.1),
 // the merchant bulk upsert (C6.6) and the merchant read `GET /metafields/{id}` (C14.7).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
@@ -8,7 +8,6 @@ import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
-import { bearerToken } from '../http/user-auth.js';
 import { isUuid } from '../ids.js';
 import { findMetafield, listMetafields, metafieldView, type MetafieldFilter } from './metafields.repo.js';
 import { bulkUpsert, MAX_BULK, resolveOwnerIds } from './metafields.service.js';
@@ -82,28 +81,16 @@ export async function metafieldAdminRoutes(admin: FastifyInstance, { deps }: { d
   });
 }
 
-/** Store owner and staff with admin or manager access (app-api.md merchant routes). */
-const READ_ROLES = ['MERCHANT', 'STAFF_ADMIN', 'MANAGER'];
-
 /**
- * `GET /metafields/{id}` answers its errors with the exact messages of C14.7, so it has its own
- * authentication hook instead of the merchant admin gate (whose 401 says something else):
- * `UNAUTHORIZED` (401) without a valid platform JWT, `FORBIDDEN` (403) for a role without store
- * access, `NOT_FOUND` (404) for a missing metafield or another store's. Register at the root.
+ * `GET /metafields/{id}` answers its errors with the exact messages of C14.7, so it is registered in
+ * a surface of its own (metafield-read, src/surfaces/store-staff.ts) whose guard says `UNAUTHORIZED`
+ * (401) and `FORBIDDEN` (403); here, `NOT_FOUND` (404) for a missing metafield or another store's.
  */
 export async function metafieldReadRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const token = bearerToken(request);
-    const user = token ? await deps.jwt.verify(token) : null;
-    if (!user) throw new AppError('unauthenticated', 'UNAUTHORIZED');
-    if (!READ_ROLES.includes(user.role) || !user.storeId) throw new AppError('forbidden', 'FORBIDDEN');
-    request.user = user;
-  });
-
   app.get('/metafields/:id', {
     config: { shape: 'envelope' },
     schema: {
-      tags: ['merchant admin: metafields'], security: [{ bearer: [] }], params: Type.Object({ id: Type.String() }),
+      tags: ['merchant admin: metafields'], params: Type.Object({ id: Type.String() }),
       summary: "One metafield of the caller's store; errors UNAUTHORIZED, FORBIDDEN, NOT_FOUND (C14.7)",
     },
   }, async (request) => {

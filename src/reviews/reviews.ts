@@ -65,8 +65,8 @@ export async function submitReview(deps: Deps, storeId: string, authorId: string
   });
 }
 
-/** Registered inside the merchant admin gate (merchant JWT). */
-export async function reviewRoutes(admin: FastifyInstance, deps: Deps) {
+/** Registered in the merchant admin surface (merchant JWT). */
+export async function reviewRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/apps/:appId/reviews', {
     schema: {
       tags: ['reviews'], summary: 'Review an app installed on the store (C10.8)',

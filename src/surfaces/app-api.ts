@@ -1,6 +1,7 @@
-// The App API's common layer (C5): every route under /api/v1/ is registered inside this plugin, so
-// each request passes the same gate: bearer token (401), rate limit (429), scope (403), with the
-// version and rate-limit headers on every response.
+// The App API surface and its common layer (C5): every route under /api/v1/ is registered inside
+// this plugin, so each request passes the same gate: bearer token (401), rate limit (429), scope
+// (403), with the version and rate-limit headers on every response; each route is documented with
+// the `accessToken` security scheme.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError, forbidden, notFound, unauthenticated, unavailable } from '../http/errors.js';

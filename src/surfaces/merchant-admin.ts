@@ -1,6 +1,7 @@
 // The merchant admin surface (C7; merchant JWT). Every route of it is registered inside this
-// plugin, so each passes the same gate: a platform JWT of one of C7.1's roles. Errors use the
-// envelope unless a route says otherwise.
+// plugin, so each passes the same gate: a platform JWT of one of C7.1's roles (a route may narrow
+// them with `config.roles`), documented as the `bearer` security scheme. Errors use the envelope
+// unless a route says otherwise.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { badRequest, forbidden } from '../http/errors.js';
