@@ -31,7 +31,6 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => envelope(await login(deps, request.body as Record<string, unknown>, request.ip)),
   );
-
 }
 
 /** `POST /stores/staff`, registered in the store-staff surface: the store's owner only (C2.4). */
