@@ -154,7 +154,7 @@ describe('every route belongs to a surface', () => {
     recordRoutes(app);
     app.get('/stray', async () => 'no surface');
     await app.register(async (s) => {
-      claimRoutes(s, { name: 'accounts', security: null });
+      claimRoutes(s, { name: 'accounts', security: null, credential: 'none' });
       s.get('/auth/new-public-route', async () => 'public');
     });
     await app.ready();
@@ -176,19 +176,19 @@ describe('every route belongs to a surface', () => {
       }
     };
     await expect(start(async (s) => {
-      claimRoutes(s, { name: 'operator', security: 'bearer' });
+      claimRoutes(s, { name: 'operator', security: 'bearer', credential: 'test' });
       s.get('/x', { schema: { security: [{ accessToken: [] }] } }, async () => 'x');
     })).rejects.toThrow(/GET \/x writes its own OpenAPI security/);
     await expect(start(async (outer) => {
-      claimRoutes(outer, { name: 'operator', security: 'bearer' });
+      claimRoutes(outer, { name: 'operator', security: 'bearer', credential: 'test' });
       await outer.register(async (inner) => {
-        claimRoutes(inner, { name: 'developer', security: 'bearer' });
+        claimRoutes(inner, { name: 'developer', security: 'bearer', credential: 'test' });
         inner.get('/y', async () => 'y');
       });
     })).rejects.toThrow(/GET \/y is registered in two surfaces/);
   });
 
-  it("each route's OpenAPI security is its surface's credential; public routes have none", async () => {
+  it("each route's OpenAPI security is its surface's credential, and its description names it; public routes have no security", async () => {
     const doc = (await h.req('GET', '/openapi.json')).json();
     const wrong: string[] = [];
     for (const r of routes) {
@@ -202,6 +202,7 @@ describe('every route belongs to a surface', () => {
       const documented = op.security ? Object.keys(op.security[0] ?? {}) : [];
       const expected = r.surface && r.surface in REFUSED ? [REFUSED[r.surface].scheme] : [];
       if (documented.join() !== expected.join()) wrong.push(`${key(r)}: documented [${documented}], checked [${expected}]`);
+      if (!/(^|\n\n)Credential: [^\n]+\.$/.test(op.description ?? '')) wrong.push(`${key(r)}: no "Credential:" line in its description`);
     }
     expect(wrong).toEqual([]);
   });

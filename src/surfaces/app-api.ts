@@ -89,7 +89,7 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
 /** The App API surface: `app.register(appApi(deps, (api) => ...), { prefix: '/api/v1' })`. */
 export function appApi(deps: Deps, routes: SurfaceRoutes) {
   return async function appApiPlugin(api: FastifyInstance) {
-    claimRoutes(api, { name: 'app-api', security: 'accessToken' });
+    claimRoutes(api, { name: 'app-api', security: 'accessToken', credential: "an installed app's OAuth access token" });
     api.addHook('onRequest', appApiGate(deps, 'errors'));
     // Unknown App API paths still pass the gate first: 401 before 404, never a hint to strangers.
     api.setNotFoundHandler(async () => {

@@ -12,7 +12,7 @@ import './app-api.js'; // request.api
 
 export function appToken(deps: Deps, routes: SurfaceRoutes) {
   return async function appTokenPlugin(instance: FastifyInstance) {
-    claimRoutes(instance, { name: 'app-token', security: 'accessToken' });
+    claimRoutes(instance, { name: 'app-token', security: 'accessToken', credential: "the app's OAuth access token for the store (any scope)" });
     instance.addHook('onRequest', async (request: FastifyRequest) => {
       const token = bearerToken(request);
       if (!token) throw unauthenticated('Missing access token');

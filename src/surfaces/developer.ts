@@ -8,7 +8,7 @@ import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
 export function developerApi(deps: Deps, routes: SurfaceRoutes) {
   return async function developerApiPlugin(dev: FastifyInstance) {
-    claimRoutes(dev, { name: 'developer', security: 'bearer' });
+    claimRoutes(dev, { name: 'developer', security: 'bearer', credential: 'developer JWT', roles: DEVELOPER_ROLES });
     dev.addHook('onRequest', userAuthHook(deps.jwt, DEVELOPER_ROLES));
     await routes(dev);
   };

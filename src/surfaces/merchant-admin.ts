@@ -11,7 +11,7 @@ import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
 export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
   return async function merchantAdminPlugin(admin: FastifyInstance) {
-    claimRoutes(admin, { name: 'merchant-admin', security: 'bearer' });
+    claimRoutes(admin, { name: 'merchant-admin', security: 'bearer', credential: 'merchant JWT', roles: MERCHANT_ROLES });
     admin.addHook('onRequest', userAuthHook(deps.jwt, MERCHANT_ROLES));
     // The operator names a store with `storeId`; one that does not exist is the caller's mistake
     // (400), checked once here for every admin route rather than failing later on a foreign key.

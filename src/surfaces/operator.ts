@@ -4,11 +4,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
 import { userAuthHook } from '../http/user-auth.js';
 import { claimRoutes, type SurfaceRoutes } from './surface.js';
+import type { Role } from '../accounts/jwt.js';
+
+const OPERATOR_ROLES: Role[] = ['SUPER_ADMIN'];
 
 export function operatorApi(deps: Deps, routes: SurfaceRoutes) {
   return async function operatorApiPlugin(ops: FastifyInstance) {
-    claimRoutes(ops, { name: 'operator', security: 'bearer' });
-    ops.addHook('onRequest', userAuthHook(deps.jwt, ['SUPER_ADMIN']));
+    claimRoutes(ops, { name: 'operator', security: 'bearer', credential: "the platform operator's JWT", roles: OPERATOR_ROLES });
+    ops.addHook('onRequest', userAuthHook(deps.jwt, OPERATOR_ROLES));
     await routes(ops);
   };
 }

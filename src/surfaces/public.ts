@@ -11,9 +11,18 @@ import { claimRoutes, type SurfaceName, type SurfaceRoutes } from './surface.js'
 
 export type PublicSurfaceName = Extract<SurfaceName, 'platform' | 'accounts' | 'oauth-client' | 'storefront' | 'payments'>;
 
+/** What a caller presents instead, for the reference. */
+const CREDENTIAL: Record<PublicSurfaceName, string> = {
+  platform: 'none',
+  accounts: 'none',
+  'oauth-client': "none in Authorization; the app's client_id and client_secret in the body",
+  storefront: 'none',
+  payments: 'none; the Stripe-Signature header',
+};
+
 export function publicSurface(name: PublicSurfaceName, routes: SurfaceRoutes) {
   return async function publicSurfacePlugin(instance: FastifyInstance) {
-    claimRoutes(instance, { name, security: null });
+    claimRoutes(instance, { name, security: null, credential: CREDENTIAL[name] });
     await routes(instance);
   };
 }

@@ -12,7 +12,7 @@ import { claimRoutes, type SurfaceRoutes } from './surface.js';
  */
 export function storeStaff(deps: Deps, routes: SurfaceRoutes) {
   return async function storeStaffPlugin(staff: FastifyInstance) {
-    claimRoutes(staff, { name: 'store-staff', security: 'bearer' });
+    claimRoutes(staff, { name: 'store-staff', security: 'bearer', credential: "merchant JWT of the store's staff", roles: STORE_ROLES });
     staff.addHook('onRequest', userAuthHook(deps.jwt, STORE_ROLES));
     await routes(staff);
   };
@@ -25,7 +25,7 @@ export function storeStaff(deps: Deps, routes: SurfaceRoutes) {
  */
 export function metafieldRead(deps: Deps, routes: SurfaceRoutes) {
   return async function metafieldReadPlugin(read: FastifyInstance) {
-    claimRoutes(read, { name: 'metafield-read', security: 'bearer' });
+    claimRoutes(read, { name: 'metafield-read', security: 'bearer', credential: "merchant JWT of the store's staff", roles: STORE_ROLES });
     read.addHook('onRequest', async (request: FastifyRequest) => {
       const token = bearerToken(request);
       const user = token ? await deps.jwt.verify(token) : null;

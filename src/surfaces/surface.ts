@@ -1,10 +1,12 @@
 // What every surface shares (design.md, "Shape of the code"; docs/decisions.md, "Surfaces"). A
 // surface is a Fastify plugin with one credential: its guard hook authenticates every route
-// registered inside it, and its onRoute hook writes each route's OpenAPI `security` from that same
-// guard, so the reference cannot say one thing while the hook enforces another. No route file
-// writes `security` or adds an authentication hook; src/app.ts registers each area's routes in the
-// surface that guards them.
+// registered inside it, and its onRoute hook writes each route's OpenAPI `security` (and a line of
+// its description naming the credential, roles and scope) from what that same guard checks, so the
+// reference cannot say one thing while the hook enforces another. No route file writes `security`
+// or adds an authentication hook; src/app.ts registers each area's routes in the surface that
+// guards them.
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { Role } from '../accounts/jwt.js';
 
 /**
  * The OpenAPI security scheme a surface's guard checks (declared in src/app.ts): an app's OAuth
@@ -33,6 +35,10 @@ export type SurfaceName =
 export interface Surface {
   name: SurfaceName;
   security: SecurityScheme;
+  /** What the guard checks, for the reference: "developer JWT", "none; the Stripe-Signature header". */
+  credential: string;
+  /** The platform-JWT roles the guard admits (the very list it is given); a route may narrow them with `config.roles`. */
+  roles?: readonly Role[];
 }
 
 /** The routes of a surface: `(instance) => { instance.register(areaRoutes, { deps }) }`. */
@@ -57,8 +63,16 @@ export function claimRoutes(instance: FastifyInstance, surface: Surface): void {
     if (route.schema?.security) throw new Error(`${name} writes its own OpenAPI security: its surface writes it (src/surfaces/surface.ts)`);
     // New objects: route files share `config` and schema parts between routes.
     route.config = { ...route.config, surface: surface.name };
-    if (surface.security) route.schema = { ...route.schema, security: [{ [surface.security]: [] }] };
+    const description = [route.schema?.description, `Credential: ${credentialOf(surface, route)}.`].filter(Boolean).join('\n\n');
+    route.schema = { ...route.schema, description, ...(surface.security ? { security: [{ [surface.security]: [] }] } : {}) };
   });
+}
+
+/** The route's credential in words: the surface's, with the roles and the scope its guard checks. */
+function credentialOf(surface: Surface, route: RouteOptions): string {
+  const roles = route.config?.roles ?? surface.roles;
+  const scope = route.config?.scope;
+  return [surface.credential, roles && `${roles.length > 1 ? 'roles' : 'role'} ${roles.join(', ')}`, scope && `scope \`${scope}\``].filter(Boolean).join(', ');
 }
 
 export interface RouteEntry {
