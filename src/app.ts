@@ -7,18 +7,29 @@ import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeShapeIndex } from './http/route-shapes.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
+import { recordRoutes } from './surfaces/surface.js';
+import { publicSurface } from './surfaces/public.js';
+import { appApi } from './surfaces/app-api.js';
+import { appToken } from './surfaces/app-token.js';
+import { merchantAdmin } from './surfaces/merchant-admin.js';
+import { metafieldRead, storeStaff } from './surfaces/store-staff.js';
+import { developerApi } from './surfaces/developer.js';
+import { operatorApi } from './surfaces/operator.js';
+import { API_VERSION } from './api-version.js';
 import { healthRoutes } from './platform/health.routes.js';
-import { instrumentHttp, UNMATCHED_ROUTE } from './platform/metrics.js';
+import { instrumentHttp, metricsRoutes, UNMATCHED_ROUTE } from './platform/metrics.js';
 import { echoRequestId, requestIdOf, REQUEST_ID_HEADER } from './http/request-id.js';
-import { accountRoutes } from './accounts/accounts.routes.js';
+import { accountRoutes, staffRoutes } from './accounts/accounts.routes.js';
 import { appRoutes } from './apps/apps.routes.js';
-import { oauthRoutes } from './oauth/oauth.routes.js';
+import { oauthMerchantRoutes, oauthTokenRoutes } from './oauth/oauth.routes.js';
 import { operatorRoutes } from './platform/operator.routes.js';
-import { appApi } from './api/app-api.js';
-import { merchantAdmin } from './admin/merchant-admin.js';
+import { uploadRoutes } from './catalog/uploads.js';
 import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
-import { catalogAdminRoutes, catalogApiRoutes, catalogRootRoutes } from './catalog/plugins.js';
-import { API_VERSION } from './api/app-api.js';
+import { productAdminRoutes } from './catalog/products.admin.js';
+import { productListingApiRoutes } from './catalog/product-listings.api.js';
+import { collectionAdminRoutes, collectionApiRoutes } from './catalog/collections.routes.js';
+import { variantAdminRoutes } from './catalog/variants.admin.js';
+import { metafieldAdminRoutes, metafieldApiRoutes, metafieldReadRoutes } from './metafields/metafields.routes.js';
 import { contentAdminRoutes } from './content/content.admin.js';
 import { contentApiRoutes } from './content/content.api.js';
 import { customerAdminRoutes } from './customers/customers.admin.js';
@@ -26,13 +37,20 @@ import { customerApiRoutes } from './customers/customers.api.js';
 import { discountAdminRoutes } from './discounts/discounts.admin.js';
 import { discountApiRoutes } from './discounts/discounts.api.js';
 import { shippingApiRoutes } from './shipping/zones.api.js';
+import { orderAdminRoutes } from './orders/orders.admin.js';
+import { orderApiRoutes } from './orders/orders.api.js';
+import { fulfillmentApiRoutes } from './fulfillments/fulfillments.api.js';
+import { analyticsApiRoutes } from './analytics/analytics.api.js';
+import { storefrontRoutes } from './storefront/storefront.routes.js';
 import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
+import { emailLogRoutes } from './mail/emails.routes.js';
 import { stripeWebhookRoutes } from './payments/stripe.routes.js';
-import { billingRoutes } from './billing/billing.routes.js';
-import { orderAreaAdminRoutes, orderAreaApiRoutes, orderAreaRootRoutes } from './orders/plugins.js';
-import { gdprAdminAreaRoutes, gdprRootRoutes } from './gdpr/plugins.js';
+import { developerBillingRoutes, operatorPayoutRoutes } from './billing/billing.routes.js';
+import { reviewRoutes } from './reviews/reviews.js';
+import { gdprAdminRoutes, gdprAppRoutes } from './gdpr/gdpr.routes.js';
+import { notificationRoutes } from './notifications/notifications.routes.js';
 
 const FRAMEWORK_ERRORS: Record<string, string> = {
   FST_ERR_BAD_URL: 'Malformed URL',
@@ -68,6 +86,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     },
   });
   const shapeOfUrl = routeShapeIndex(app);
+  recordRoutes(app); // every route with its surface (src/surfaces/surface.ts; test/auth-matrix.test.ts)
   installErrorHandler(app);
   echoRequestId(app);
   instrumentHttp(app, deps.metrics);
@@ -98,46 +117,91 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     transform: createOpenapiTransform(),
     transformObject: shareErrorSchemas as never,
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  if (options.docsUi !== false) {
-    const { default: swaggerUi } = await import('@fastify/swagger-ui');
-    await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  }
 
-  await app.register(healthRoutes, { deps });
-  await app.register(accountRoutes, { deps });
-  await app.register(appRoutes, { deps });
-  await app.register(oauthRoutes, { deps });
-  await app.register(operatorRoutes, { deps });
-  await app.register(catalogRootRoutes, { deps });
-  await app.register(deliveryLogRoutes, { deps });
-  await app.register(stripeWebhookRoutes, { deps });
-  await app.register(billingRoutes, { deps });
-  await app.register(orderAreaRootRoutes, { deps });
-  await app.register(gdprRootRoutes, { deps });
+  // The map: every route is registered in exactly one surface, whose guard authenticates it and
+  // whose onRoute hook documents that credential (src/surfaces/; docs/decisions.md, "Surfaces").
+  // Public surfaces first, then one per credential.
   await app.register(
-    merchantAdmin(deps, async (_admin) => {
-      // Merchant admin routes of each area are registered here (C7).
-      await _admin.register(catalogAdminRoutes, { deps });
-      await _admin.register(contentAdminRoutes, { deps });
-      await _admin.register(customerAdminRoutes, { deps });
-      await _admin.register(discountAdminRoutes, { deps });
-      await _admin.register(storeWebhookRoutes, { deps });
-      await _admin.register(orderAreaAdminRoutes, { deps });
-      await _admin.register(gdprAdminAreaRoutes, { deps });
+    publicSurface('platform', async (platform) => {
+      await platform.register(healthRoutes, { deps });
+      await platform.register(metricsRoutes, { metrics: deps.metrics });
+      platform.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+      if (options.docsUi !== false) {
+        const { default: swaggerUi } = await import('@fastify/swagger-ui');
+        await platform.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+      }
+      await platform.register(uploadRoutes, { deps });
     }),
   );
+  await app.register(publicSurface('accounts', (accounts) => accounts.register(accountRoutes, { deps })));
+  await app.register(publicSurface('oauth-client', (oauth) => oauth.register(oauthTokenRoutes, { deps })));
+  await app.register(publicSurface('storefront', (storefront) => storefront.register(storefrontRoutes, { deps })));
+  await app.register(publicSurface('payments', (payments) => payments.register(stripeWebhookRoutes, { deps })));
+
+  // The store's own staff (merchant JWT; not the operator): installs, installations, session
+  // tokens, staff; and the metafield read with C14.7's error words.
+  await app.register(
+    storeStaff(deps, async (staff) => {
+      await staff.register(oauthMerchantRoutes, { deps });
+      await staff.register(staffRoutes, { deps });
+    }),
+  );
+  await app.register(metafieldRead(deps, (read) => read.register(metafieldReadRoutes, { deps })));
+
+  // The merchant admin (C7; merchant JWT, or the operator naming a store).
+  await app.register(
+    merchantAdmin(deps, async (admin) => {
+      await admin.register(productAdminRoutes, { deps });
+      await admin.register(collectionAdminRoutes, { deps });
+      await admin.register(variantAdminRoutes, { deps });
+      await admin.register(metafieldAdminRoutes, { deps });
+      await admin.register(contentAdminRoutes, { deps });
+      await admin.register(customerAdminRoutes, { deps });
+      await admin.register(discountAdminRoutes, { deps });
+      await admin.register(storeWebhookRoutes, { deps });
+      await admin.register(orderAdminRoutes, { deps });
+      await admin.register(gdprAdminRoutes, { deps });
+      await admin.register(notificationRoutes, { deps });
+      await admin.register(reviewRoutes, { deps });
+    }),
+  );
+
+  // The developer API (developer JWT: MERCHANT or PARTNER).
+  await app.register(
+    developerApi(deps, async (dev) => {
+      await dev.register(appRoutes, { deps });
+      await dev.register(developerBillingRoutes, { deps });
+      await dev.register(deliveryLogRoutes, { deps });
+    }),
+  );
+
+  // The platform operator (SUPER_ADMIN JWT).
+  await app.register(
+    operatorApi(deps, async (ops) => {
+      await ops.register(operatorRoutes, { deps });
+      await ops.register(emailLogRoutes, { deps });
+      await ops.register(operatorPayoutRoutes, { deps });
+    }),
+  );
+
+  // An installed app with its access token: outside /api/v1 (GDPR acknowledge and complete), and
+  // the App API itself (C5: token, rate limit, scope).
+  await app.register(appToken(deps, (calls) => calls.register(gdprAppRoutes, { deps })));
   await app.register(
     appApi(deps, async (api) => {
       await api.register(productApiRoutes, { deps });
       await api.register(fileApiRoutes);
-      await api.register(catalogApiRoutes, { deps });
+      await api.register(collectionApiRoutes, { deps });
+      await api.register(productListingApiRoutes, { deps });
+      await api.register(metafieldApiRoutes, { deps });
       await api.register(contentApiRoutes, { deps });
       await api.register(shippingApiRoutes, { deps });
       await api.register(customerApiRoutes, { deps });
       await api.register(discountApiRoutes, { deps });
       await api.register(webhookApiRoutes, { deps });
-      await api.register(orderAreaApiRoutes, { deps });
+      await api.register(orderApiRoutes, { deps });
+      await api.register(fulfillmentApiRoutes, { deps });
+      await api.register(analyticsApiRoutes, { deps });
     }),
     { prefix: '/api/v1' },
   );

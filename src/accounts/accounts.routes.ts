@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { envelope } from '../http/shapes.js';
-import { callerStoreId, userAuthHook } from '../http/user-auth.js';
+import { callerStoreId } from '../http/user-auth.js';
 import { createStaff, login, signup } from './accounts.service.js';
 
 const signupBody = Type.Object({
@@ -13,7 +13,7 @@ const signupBody = Type.Object({
   storeName: Type.Optional(Type.String({ description: 'required for MERCHANT; creates the store' })),
 });
 
-/** `/auth/*` (no credential) and `/stores/staff` (merchant JWT). */
+/** `/auth/signup` and `/auth/login`: the public accounts surface. */
 export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   app.post('/auth/signup', { schema: { tags: ['accounts'], summary: 'Sign up (C2.1)', body: signupBody } }, async (request, reply) =>
     reply.code(201).send(envelope(await signup(deps, request.body as Record<string, unknown>), 201)),
@@ -31,13 +31,13 @@ export async function accountRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (request) => envelope(await login(deps, request.body as Record<string, unknown>, request.ip)),
   );
+}
 
-  app.register(async (staff) => {
-    staff.addHook('onRequest', userAuthHook(deps.jwt, ['MERCHANT']));
-    staff.post(
-      '/stores/staff',
-      { schema: { tags: ['accounts'], summary: 'Add store staff (C2.4)', security: [{ bearer: [] }], body: signupBody } },
-      async (request, reply) => reply.code(201).send(envelope(await createStaff(deps, callerStoreId(request), request.body as Record<string, unknown>), 201)),
-    );
-  });
+/** `POST /stores/staff`, registered in the store-staff surface: the store's owner only (C2.4). */
+export async function staffRoutes(staff: FastifyInstance, { deps }: { deps: Deps }) {
+  staff.post(
+    '/stores/staff',
+    { config: { roles: ['MERCHANT'] }, schema: { tags: ['accounts'], summary: 'Add store staff (C2.4)', body: signupBody } },
+    async (request, reply) => reply.code(201).send(envelope(await createStaff(deps, callerStoreId(request), request.body as Record<string, unknown>), 201)),
+  );
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
 import { RANGES, resolveRange, salesAnalytics } from './sales.js';
 
@@ -12,7 +12,6 @@ export async function analyticsApiRoutes(api: FastifyInstance, { deps }: { deps:
     config: { scope: 'read_analytics', shape: 'envelope' },
     schema: {
       tags: ['analytics'],
-      security: [{ accessToken: [] }],
       summary: 'Sales over a range of UTC days (C6.7, C6.8): orders, customers, sessions, regions, sources; every day of the range present',
       querystring: Type.Object({
         range: Type.Optional(Type.String({ description: `${RANGES.join(', ')}; default last_7_days (the 7 days ending today, today included)` })),

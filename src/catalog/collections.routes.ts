@@ -4,8 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
+import { apiCaller } from '../surfaces/app-api.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isUuid } from '../ids.js';
@@ -24,7 +24,7 @@ const collectionBody = Type.Object({
 export async function collectionApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
   api.post('/collections.json', {
     config: { scope: 'write_products', shape: 'errors' },
-    schema: { tags: ['collections'], security: [{ accessToken: [] }], summary: 'Create a manual collection', body: collectionBody },
+    schema: { tags: ['collections'], summary: 'Create a manual collection', body: collectionBody },
   }, async (request, reply) => {
     const input = readCollectionInput(request.body);
     const row = await insertCollection(deps.db, apiCaller(request).storeId, input, deps.clock.now());
@@ -34,10 +34,9 @@ export async function collectionApiRoutes(api: FastifyInstance, { deps }: { deps
 
 export async function collectionAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   const tags = ['merchant admin: catalog'];
-  const security = [{ bearer: [] }];
 
   admin.post('/collections', {
-    schema: { tags, security, summary: 'Create a manual collection (C7.1)', body: collectionBody },
+    schema: { tags, summary: 'Create a manual collection (C7.1)', body: collectionBody },
   }, async (request, reply) => {
     const storeId = adminStoreId(request);
     const input = readCollectionInput(request.body);
@@ -47,7 +46,7 @@ export async function collectionAdminRoutes(admin: FastifyInstance, { deps }: { 
 
   admin.post('/collections/:id/products', {
     schema: {
-      tags, security, summary: 'Add products to a collection (C14.5)',
+      tags, summary: 'Add products to a collection (C14.5)',
       params: Type.Object({ id: Type.String() }),
       body: Type.Object({ productIds: field('array of 1 to 250 product UUIDs of the store') }),
     },

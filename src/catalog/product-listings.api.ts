@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';
@@ -25,7 +25,6 @@ export async function productListingApiRoutes(api: FastifyInstance, { deps }: { 
     config: { scope: 'write_products', shape: 'errors' },
     schema: {
       tags: ['product listings'],
-      security: [{ accessToken: [] }],
       summary: "List a product on the app's sales channel (C6.2)",
       body: Type.Object({
         product_id: Type.Optional(Type.Unknown({ description: 'product UUID or numeric id, required' })),

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isCatalogId } from './input.js';
@@ -14,7 +14,6 @@ import { readAdminCreate, readAdminUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
 
 const tags = ['merchant admin: catalog'];
-const security = [{ bearer: [] }];
 const field = (description: string) => Type.Optional(Type.Unknown({ description }));
 const params = Type.Object({ id: Type.String({ description: 'product UUID or numeric id' }) });
 
@@ -44,7 +43,7 @@ async function lockOwnProduct(tx: Queryable, request: FastifyRequest, id: string
 
 export async function productAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/products', {
-    schema: { tags, security, summary: 'Create a product with variants and images (C7.1); emits products/create', body: productBody },
+    schema: { tags, summary: 'Create a product with variants and images (C7.1); emits products/create', body: productBody },
   }, async (request, reply) => {
     const storeId = adminStoreId(request);
     const draft = readAdminCreate(request.body);
@@ -53,7 +52,7 @@ export async function productAdminRoutes(admin: FastifyInstance, { deps }: { dep
   });
 
   admin.put('/products/:id', {
-    schema: { tags, security, params, body: productBody, summary: 'Update a product (C7.1); emits products/update and inventory_levels/update' },
+    schema: { tags, params, body: productBody, summary: 'Update a product (C7.1); emits products/update and inventory_levels/update' },
   }, async (request) => {
     const { id } = request.params as { id: string };
     const { patch, variants } = readAdminUpdate(request.body);
@@ -65,7 +64,7 @@ export async function productAdminRoutes(admin: FastifyInstance, { deps }: { dep
   });
 
   admin.delete('/products/:id', {
-    schema: { tags, security, params, summary: 'Delete a product (C7.1); emits products/delete. `data` is the product as it was' },
+    schema: { tags, params, summary: 'Delete a product (C7.1); emits products/delete. `data` is the product as it was' },
   }, async (request) => {
     const { id } = request.params as { id: string };
     const row = await deps.db.transaction(async (tx) => deleteProduct(tx, await lockOwnProduct(tx, request, id), deps.clock.now()));

@@ -4,7 +4,7 @@ import { envelopeError } from '../http/shapes.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage } from '../http/paging.js';
 import { isUuid } from '../ids.js';
@@ -14,7 +14,6 @@ import { readApiCreate, readApiUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
 
 const tags = ['products'];
-const security = [{ accessToken: [] }];
 const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
 const field = (description: string) => Type.Optional(Type.Unknown({ description }));
 
@@ -43,7 +42,7 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
   api.get('/products.json', {
     config: { scope: 'read_products', shape: 'errors' },
     schema: {
-      tags, security, summary: 'List products, newest first (C6.1)',
+      tags, summary: 'List products, newest first (C6.1)',
       querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()), status: Type.Optional(Type.String()) }),
     },
   }, async (request, reply) => {
@@ -60,7 +59,7 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
 
   api.get('/products/:id.json', {
     config: { scope: 'read_products', shape: 'errors' },
-    schema: { tags, security, summary: 'One product by UUID or numeric id', params: Type.Object({ id: Type.String() }) },
+    schema: { tags, summary: 'One product by UUID or numeric id', params: Type.Object({ id: Type.String() }) },
   }, async (request) => {
     const { id } = request.params as { id: string };
     const product = isProductRef(id) ? await findProduct(deps.db, apiCaller(request).storeId, id) : null;
@@ -70,7 +69,7 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
 
   api.post('/products.json', {
     config: { scope: 'write_products', shape: 'errors' },
-    schema: { tags, security, summary: 'Create a product (C6.1); emits products/create', body: createBody },
+    schema: { tags, summary: 'Create a product (C6.1); emits products/create', body: createBody },
   }, async (request, reply) => {
     const draft = readApiCreate(request.body);
     const { storeId } = apiCaller(request);
@@ -81,7 +80,7 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
   api.put('/products/:id.json', {
     config: { scope: 'write_products', shape: 'errors' },
     schema: {
-      tags, security, params: Type.Object({ id: Type.String() }), body: updateBody,
+      tags, params: Type.Object({ id: Type.String() }), body: updateBody,
       summary: 'Update a product; emits products/update (and inventory_levels/update when the stock changes)',
     },
   }, async (request) => {
@@ -98,7 +97,7 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
 
   api.delete('/products/:id.json', {
     config: { scope: 'write_products', shape: 'errors' },
-    schema: { tags, security, params: Type.Object({ id: Type.String() }), summary: 'Delete a product (C6.1); emits products/delete' },
+    schema: { tags, params: Type.Object({ id: Type.String() }), summary: 'Delete a product (C6.1); emits products/delete' },
   }, async (request) => {
     const { id } = request.params as { id: string };
     const { storeId } = apiCaller(request);
@@ -134,7 +133,7 @@ export async function fileApiRoutes(api: FastifyInstance) {
     // One route per documented method, so each is its own operation in the reference.
     for (const method of documented) {
       const summary = `Reserved for the asset library (app-api.md): every call answers 404`;
-      api.route({ method, url, config, schema: { tags: ['files'], security, summary, hide: url !== '/files.json' }, handler });
+      api.route({ method, url, config, schema: { tags: ['files'], summary, hide: url !== '/files.json' }, handler });
     }
     api.route({ method: others, url, config, schema: { hide: true }, handler });
   }

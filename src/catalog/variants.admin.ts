@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { assertStoreAccess } from '../admin/merchant-admin.js';
+import { assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { assertCleanPart } from '../http/input-guard.js';
 import { envelope } from '../http/shapes.js';
@@ -91,7 +91,6 @@ export async function variantAdminRoutes(admin: FastifyInstance, { deps }: { dep
     config: { roles: MERCHANT_ROLES },
     schema: {
       tags: ['merchant admin: catalog'],
-      security: [{ bearer: [] }],
       summary: 'Update one variant; multipart with optional image mainImage (jpg, jpeg, png, gif, webp; at most 20 MB)',
       description: 'Fields, all optional: name, value, price, discountPrice, stock, stockStatus, skuId, weight, weightUnit (g, kg, lb, oz), file mainImage. `{id}` is the varientId (UUID) or the numeric variant id. Emits products/update, and inventory_levels/update when the stock changes.',
       consumes: ['multipart/form-data', 'application/json'],

@@ -2,21 +2,20 @@
 // C14.5). 201 envelopes whose `data` is the resource in its App API shape.
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { createPage } from './pages.js';
 import { createMenu } from './menus.js';
 import { menuBodySchema, pageBodySchema } from './content.schemas.js';
 
 const tags = ['merchant admin'];
-const security = [{ bearer: [] }];
 
 export async function contentAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/pages', {
-    schema: { tags, security, summary: 'Create a page (C7.1)', body: pageBodySchema },
+    schema: { tags, summary: 'Create a page (C7.1)', body: pageBodySchema },
   }, async (request, reply) => reply.code(201).send(envelope(await createPage(deps, adminStoreId(request), request.body), 201)));
 
   admin.post('/menus', {
-    schema: { tags, security, summary: 'Create a menu with its nested items (C7.1, C14.5)', body: menuBodySchema },
+    schema: { tags, summary: 'Create a menu with its nested items (C7.1, C14.5)', body: menuBodySchema },
   }, async (request, reply) => reply.code(201).send(envelope(await createMenu(deps, adminStoreId(request), request.body), 201)));
 }

@@ -2,19 +2,18 @@
 // `GET /api/v1/menus.json` (read_content). Both answer envelopes, errors included (C5.1).
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
 import { createPage } from './pages.js';
 import { listMenus } from './menus.js';
 import { pageBodySchema } from './content.schemas.js';
 
 const tags = ['content'];
-const security = [{ accessToken: [] }];
 
 export async function contentApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
   api.post('/pages.json', {
     config: { scope: 'write_content', shape: 'envelope' },
-    schema: { tags, security, summary: 'Create a page: 201 envelope data.page (handle stays null when omitted)', body: pageBodySchema },
+    schema: { tags, summary: 'Create a page: 201 envelope data.page (handle stays null when omitted)', body: pageBodySchema },
   }, async (request, reply) => {
     const page = await createPage(deps, apiCaller(request).storeId, request.body);
     return reply.code(201).send(envelope({ page }, 201));
@@ -22,6 +21,6 @@ export async function contentApiRoutes(api: FastifyInstance, { deps }: { deps: D
 
   api.get('/menus.json', {
     config: { scope: 'read_content', shape: 'envelope' },
-    schema: { tags, security, summary: "The store's menus, items nested in child; no paging" },
+    schema: { tags, summary: "The store's menus, items nested in child; no paging" },
   }, async (request) => envelope({ menus: await listMenus(deps.db, apiCaller(request).storeId) }));
 }

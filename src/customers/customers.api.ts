@@ -4,13 +4,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { linkHeader, parsePage } from '../http/paging.js';
 import { customerBodySchema } from './customers.schemas.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomerPage, updateCustomer } from './customers.service.js';
 
 const tags = ['customers'];
-const security = [{ accessToken: [] }];
 const params = Type.Object({ id: Type.String({ description: 'customer id (UUID)' }) });
 
 export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
@@ -20,13 +19,13 @@ export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.post('/customers.json', {
     config: write,
-    schema: { tags, security, summary: 'Create a customer: 201 { customer }; emits customers/create', body: customerBodySchema },
+    schema: { tags, summary: 'Create a customer: 201 { customer }; emits customers/create', body: customerBodySchema },
   }, async (request, reply) => reply.code(201).send({ customer: await createCustomer(deps, apiCaller(request).storeId, request.body) }));
 
   api.get('/customers.json', {
     config: read,
     schema: {
-      tags, security, summary: 'Customers, newest first; paging in the Link header (C5.4)',
+      tags, summary: 'Customers, newest first; paging in the Link header (C5.4)',
       querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }),
     },
   }, async (request, reply) => {
@@ -39,17 +38,17 @@ export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.get('/customers/:id.json', {
     config: read,
-    schema: { tags, security, params, summary: 'One customer' },
+    schema: { tags, params, summary: 'One customer' },
   }, async (request) => ({ customer: await getCustomer(deps, apiCaller(request).storeId, idOf(request)) }));
 
   api.put('/customers/:id.json', {
     config: write,
-    schema: { tags, security, params, summary: 'Update the fields sent; emits customers/update', body: customerBodySchema },
+    schema: { tags, params, summary: 'Update the fields sent; emits customers/update', body: customerBodySchema },
   }, async (request) => ({ customer: await updateCustomer(deps, apiCaller(request).storeId, idOf(request), request.body) }));
 
   api.delete('/customers/:id.json', {
     config: write,
-    schema: { tags, security, params, summary: 'Delete a customer (orders are kept, unlinked): 200 {}; emits customers/delete' },
+    schema: { tags, params, summary: 'Delete a customer (orders are kept, unlinked): 200 {}; emits customers/delete' },
   }, async (request) => {
     await deleteCustomer(deps, apiCaller(request).storeId, idOf(request));
     return {};

@@ -3,14 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { assertStoreAccess } from '../admin/merchant-admin.js';
+import { assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { field } from '../content/content.schemas.js';
 import { createDiscount, updateDiscount } from './discounts.service.js';
 
 const tags = ['merchant admin'];
-const security = [{ bearer: [] }];
 const discountBody = Type.Object({
   code: field('string, required on create, unique in the store (any case), no spaces'),
   type: field('Percentage, Flat, FreeShipping, BuyXGetY or Freebie; required on create'),
@@ -27,11 +26,11 @@ const discountBody = Type.Object({
 
 export async function discountAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/discounts', {
-    schema: { tags, security, summary: 'Create a discount (C7.1, C14.4)', body: discountBody },
+    schema: { tags, summary: 'Create a discount (C7.1, C14.4)', body: discountBody },
   }, async (request, reply) => reply.code(201).send(envelope(await createDiscount(deps, adminStoreId(request), request.body), 201)));
 
   admin.put('/discounts/:id', {
-    schema: { tags, security, summary: 'Update the fields sent of a discount (C7.1)', params: Type.Object({ id: Type.String() }), body: discountBody },
+    schema: { tags, summary: 'Update the fields sent of a discount (C7.1)', params: Type.Object({ id: Type.String() }), body: discountBody },
   }, async (request) => {
     const id = (request.params as { id: string }).id;
     return envelope(await updateDiscount(deps, id, request.body, (storeId) => assertStoreAccess(request, storeId)));

@@ -3,13 +3,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
 import { field } from '../content/content.schemas.js';
 import { createFulfillment, updateFulfillment } from './fulfillments.service.js';
 
 const tags = ['fulfillments'];
-const security = [{ accessToken: [] }];
 
 const updateBody = Type.Object({
   status: field('pending, open, success, shipped, delivered, cancelled, error or failure; delivered moves the order to delivered'),
@@ -24,7 +23,7 @@ export async function fulfillmentApiRoutes(api: FastifyInstance, { deps }: { dep
   api.post('/orders/:orderId/fulfillments.json', {
     config: write,
     schema: {
-      tags, security,
+      tags,
       params: Type.Object({ orderId: Type.String() }),
       summary: 'Fulfil all or part of an order: 201 envelope data.fulfillment; emits fulfillments/create (and orders/updated, orders/fulfilled when the order moves). ' +
         'Body: status (pending default, open, success, cancelled, error, failure), tracking_number, tracking_url, tracking_company, service_id, ' +
@@ -39,7 +38,7 @@ export async function fulfillmentApiRoutes(api: FastifyInstance, { deps }: { dep
   api.put('/fulfillments/:id.json', {
     config: write,
     schema: {
-      tags, security, params: Type.Object({ id: Type.String() }), body: updateBody,
+      tags, params: Type.Object({ id: Type.String() }), body: updateBody,
       summary: 'Progress a shipment; emits fulfillments/update (and orders/updated, orders/fulfilled when the order moves)',
     },
   }, async (request) => {

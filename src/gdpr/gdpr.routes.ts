@@ -1,19 +1,18 @@
 // GDPR routes (app-api.md GDPR routes; C9.1, C9.2, C14.8). Envelope bodies and errors throughout.
-//   merchant admin (registered inside the merchant admin surface, whose gate checks the JWT and role):
+//   merchant admin (registered in the merchant admin surface, whose gate checks the JWT and role):
 //     POST /apps/gdpr/data-request | customer-redact | shop-redact   -> 201, webhooks after the response
 //     GET  /apps/gdpr/requests, GET /apps/gdpr/requests/{requestId}
-//   app (the app's access token for the store, checked by this file's own hook):
+//   app (registered in the app-token surface, whose gate checks the app's access token):
 //     POST /apps/gdpr/acknowledge/{requestId}, POST /apps/gdpr/complete/{requestId}
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId, assertStoreAccess } from '../admin/merchant-admin.js';
-import { badRequest, unauthenticated } from '../http/errors.js';
+import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
+import { apiCaller } from '../surfaces/app-api.js';
+import { badRequest } from '../http/errors.js';
 import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
-import { bearerToken } from '../http/user-auth.js';
-import type { TokenInfo } from '../oauth/token-cache.js';
 import { REQUEST_STATUSES, REQUEST_TYPES, type GdprRequestStatus, type GdprRequestType } from './gdpr.repo.js';
 import { appGdprAction, createGdprRequest, getGdprRequest, listGdprRequests } from './gdpr.service.js';
 import { gdprDispatcher } from './gdpr.dispatch.js';
@@ -22,7 +21,6 @@ import { gdprDispatcher } from './gdpr.dispatch.js';
 export const GDPR_PAGE_LIMIT = 20;
 
 const tags = ['gdpr'];
-const security = [{ bearer: [] }];
 const optionalString = Type.Optional(Type.Union([Type.String(), Type.Null()]));
 
 /**
@@ -59,7 +57,7 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
 
   admin.post('/apps/gdpr/data-request', {
     schema: {
-      tags, security,
+      tags,
       summary: "Request a customer's data from every app installed on the store (customers/data_request)",
       body: Type.Object({ customerId: optionalString, customerEmail: optionalString, customerPhone: optionalString, ordersRequested: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])), storeId: Type.Optional(Type.String()) }),
     },
@@ -67,19 +65,19 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
 
   admin.post('/apps/gdpr/customer-redact', {
     schema: {
-      tags, security,
+      tags,
       summary: "Have every app installed on the store erase a customer's data (customers/redact); the platform erases its own copy once every app completed or failed",
       body: Type.Object({ customerId: optionalString, customerEmail: optionalString, storeId: Type.Optional(Type.String()) }),
     },
   }, create('customer_redact'));
 
   admin.post('/apps/gdpr/shop-redact', {
-    schema: { tags, security, summary: "Have every app installed on the store erase the shop's data (shop/redact); no body" },
+    schema: { tags, summary: "Have every app installed on the store erase the shop's data (shop/redact); no body" },
   }, create('shop_redact'));
 
   admin.get('/apps/gdpr/requests', {
     schema: {
-      tags, security,
+      tags,
       summary: "The store's GDPR requests, newest first, each with its apps' states; page size 20 by default",
       querystring: Type.Object({
         page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()),
@@ -100,7 +98,7 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
   });
 
   admin.get('/apps/gdpr/requests/:requestId', {
-    schema: { tags, security, summary: 'One GDPR request with every notified app\'s acknowledgment state', params: Type.Object({ requestId: Type.String() }) },
+    schema: { tags, summary: 'One GDPR request with every notified app\'s acknowledgment state', params: Type.Object({ requestId: Type.String() }) },
   }, async (request) => {
     const { storeId, view } = await getGdprRequest(deps, (request.params as { requestId: string }).requestId);
     assertStoreAccess(request, storeId);
@@ -108,37 +106,17 @@ export async function gdprAdminRoutes(admin: FastifyInstance, { deps }: { deps: 
   });
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The calling app's installation on the GDPR app routes. */
-    gdprApp?: TokenInfo;
-  }
-}
-
-/** The GDPR app routes' gate: the app's access token (the App API's token cache), 401 otherwise. */
-function appTokenHook(deps: Deps) {
-  return async (request: FastifyRequest) => {
-    const token = bearerToken(request);
-    if (!token) throw unauthenticated('Missing access token');
-    const found = await deps.tokens.lookup(token);
-    if (!found) throw unauthenticated('Invalid, expired or revoked access token');
-    request.gdprApp = found;
-  };
-}
-
 export async function gdprAppRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   lenientJson(app);
-  app.addHook('onRequest', appTokenHook(deps));
-  const appSecurity = [{ accessToken: [] }];
   const params = Type.Object({ requestId: Type.String() });
 
   app.post('/apps/gdpr/acknowledge/:requestId', {
-    schema: { tags, security: appSecurity, summary: 'The app acknowledges a GDPR request it was notified of (within 30 days)', params },
-  }, async (request) => envelope(await appGdprAction(deps, request.gdprApp!, (request.params as { requestId: string }).requestId, 'acknowledge')));
+    schema: { tags, summary: 'The app acknowledges a GDPR request it was notified of (within 30 days)', params },
+  }, async (request) => envelope(await appGdprAction(deps, apiCaller(request), (request.params as { requestId: string }).requestId, 'acknowledge')));
 
   app.post('/apps/gdpr/complete/:requestId', {
     schema: {
-      tags, security: appSecurity, params,
+      tags, params,
       summary: 'The app completes a GDPR request (within 90 days); `dataExportUrl` for data requests is shown to the merchant',
     },
   }, async (request) => {
@@ -148,7 +126,7 @@ export async function gdprAppRoutes(app: FastifyInstance, { deps }: { deps: Deps
       url = typeof body.dataExportUrl === 'string' ? body.dataExportUrl.trim() : '';
       if (!isHttpUrl(url) || url.length > 2048) throw badRequest('dataExportUrl must be an absolute http(s) URL');
     }
-    return envelope(await appGdprAction(deps, request.gdprApp!, (request.params as { requestId: string }).requestId, 'complete', url));
+    return envelope(await appGdprAction(deps, apiCaller(request), (request.params as { requestId: string }).requestId, 'complete', url));
   });
 }
 

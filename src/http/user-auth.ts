@@ -1,5 +1,6 @@
-// Platform-JWT authentication for the merchant admin, developer and operator surfaces. Each
-// surface plugin installs `requireUser` as a hook, so no route of it can forget to authenticate.
+// Platform-JWT authentication for the surfaces that take one (merchant admin, store staff,
+// developer, operator; src/surfaces/): each installs `userAuthHook` as its guard, so no route of it
+// can forget to authenticate. A route may narrow its surface's roles with `config.roles`.
 import type { FastifyRequest } from 'fastify';
 import type { PlatformJwt, PlatformUser, Role } from '../accounts/jwt.js';
 import { forbidden, unauthenticated } from './errors.js';

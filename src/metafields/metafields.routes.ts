@@ -1,14 +1,13 @@
 // Metafields: the App API list and bulk upsert (read_metafields / write_metafields; envelopes, C5.1),
 // the merchant bulk upsert (C6.6) and the merchant read `GET /metafields/{id}` (C14.7).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { apiCaller } from '../surfaces/app-api.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
-import { bearerToken } from '../http/user-auth.js';
 import { isUuid } from '../ids.js';
 import { findMetafield, listMetafields, metafieldView, type MetafieldFilter } from './metafields.repo.js';
 import { bulkUpsert, MAX_BULK, resolveOwnerIds } from './metafields.service.js';
@@ -24,12 +23,11 @@ const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined)
 
 export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
   const tags = ['metafields'];
-  const security = [{ accessToken: [] }];
 
   api.get('/metafields.json', {
     config: { scope: 'read_metafields', shape: 'envelope' },
     schema: {
-      tags, security, summary: 'List metafields, newest first; exact filters on all four yield at most one',
+      tags, summary: 'List metafields, newest first; exact filters on all four yield at most one',
       querystring: Type.Object({
         ownerType: Type.Optional(Type.String()), ownerId: Type.Optional(Type.String()),
         namespace: Type.Optional(Type.String()), key: Type.Optional(Type.String()),
@@ -62,7 +60,7 @@ export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps:
 
   api.post('/metafields/bulk.json', {
     config: { scope: 'write_metafields', shape: 'envelope' },
-    schema: { tags, security, summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody },
+    schema: { tags, summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody },
   }, async (request) => {
     const { storeId, appId } = apiCaller(request);
     const result = await deps.db.transaction((tx) => bulkUpsert(tx, storeId, appId, request.body, deps.clock.now()));
@@ -73,7 +71,7 @@ export async function metafieldApiRoutes(api: FastifyInstance, { deps }: { deps:
 export async function metafieldAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/metafields/bulk', {
     schema: {
-      tags: ['merchant admin: metafields'], security: [{ bearer: [] }],
+      tags: ['merchant admin: metafields'],
       summary: 'Create or update up to 250 metafields at once (C6.6)', body: bulkBody,
     },
   }, async (request) => {
@@ -83,28 +81,16 @@ export async function metafieldAdminRoutes(admin: FastifyInstance, { deps }: { d
   });
 }
 
-/** Store owner and staff with admin or manager access (app-api.md merchant routes). */
-const READ_ROLES = ['MERCHANT', 'STAFF_ADMIN', 'MANAGER'];
-
 /**
- * `GET /metafields/{id}` answers its errors with the exact messages of C14.7, so it has its own
- * authentication hook instead of the merchant admin gate (whose 401 says something else):
- * `UNAUTHORIZED` (401) without a valid platform JWT, `FORBIDDEN` (403) for a role without store
- * access, `NOT_FOUND` (404) for a missing metafield or another store's. Register at the root.
+ * `GET /metafields/{id}` answers its errors with the exact messages of C14.7, so it is registered in
+ * a surface of its own (metafield-read, src/surfaces/store-staff.ts) whose guard says `UNAUTHORIZED`
+ * (401) and `FORBIDDEN` (403); here, `NOT_FOUND` (404) for a missing metafield or another store's.
  */
 export async function metafieldReadRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const token = bearerToken(request);
-    const user = token ? await deps.jwt.verify(token) : null;
-    if (!user) throw new AppError('unauthenticated', 'UNAUTHORIZED');
-    if (!READ_ROLES.includes(user.role) || !user.storeId) throw new AppError('forbidden', 'FORBIDDEN');
-    request.user = user;
-  });
-
   app.get('/metafields/:id', {
     config: { shape: 'envelope' },
     schema: {
-      tags: ['merchant admin: metafields'], security: [{ bearer: [] }], params: Type.Object({ id: Type.String() }),
+      tags: ['merchant admin: metafields'], params: Type.Object({ id: Type.String() }),
       summary: "One metafield of the caller's store; errors UNAUTHORIZED, FORBIDDEN, NOT_FOUND (C14.7)",
     },
   }, async (request) => {

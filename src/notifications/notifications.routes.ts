@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeList } from '../http/shapes.js';
 import { listNotifications } from './notifications.repo.js';
@@ -13,7 +13,6 @@ export async function notificationRoutes(admin: FastifyInstance, { deps }: { dep
   admin.get('/notifications', {
     schema: {
       tags: ['merchant admin'],
-      security: [{ bearer: [] }],
       summary: "The store's notifications, newest first (C9.5); `type` filters (e.g. gdpr_app_failed)",
       querystring: Type.Object({
         page: Type.Optional(Type.String()),

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { field } from '../content/content.schemas.js';
 import { adminActor, updateOrder } from './orders.service.js';
@@ -11,7 +11,6 @@ import { createOrder } from './order-create.js';
 import { cancelOrder, refundOrder } from './refunds.js';
 
 const tags = ['merchant admin'];
-const security = [{ bearer: [] }];
 const params = Type.Object({ orderId: Type.String({ description: 'order id (UUID)' }) });
 
 /** Documentation only: the rules (order-input.ts) check each field. */
@@ -53,25 +52,25 @@ const updateBody = Type.Object({
 
 export async function orderAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/orders', {
-    schema: { tags, security, summary: 'Take an order (C7.1): 201; emits orders/create (and orders/paid when paid at once)', body: createBody },
+    schema: { tags, summary: 'Take an order (C7.1): 201; emits orders/create (and orders/paid when paid at once)', body: createBody },
   }, async (request, reply) => reply.code(201).send(envelope(await createOrder(deps, adminStoreId(request), request.body), 201)));
 
   const update = async (request: any) => envelope(await updateOrder(deps, request.params.orderId, request.body, adminActor(request.user)));
   admin.put('/orders/update/:orderId', {
-    schema: { tags, security, params, body: updateBody, summary: 'Update an order (app-api.md Order status); emits orders/updated (+ orders/paid, orders/cancelled)' },
+    schema: { tags, params, body: updateBody, summary: 'Update an order (app-api.md Order status); emits orders/updated (+ orders/paid, orders/cancelled)' },
   }, update);
   admin.patch('/orders/update-signle-order/:orderId', {
-    schema: { tags, security, params, body: updateBody, summary: 'Update one order (same body and rules as PUT /orders/update/{orderId})' },
+    schema: { tags, params, body: updateBody, summary: 'Update one order (same body and rules as PUT /orders/update/{orderId})' },
   }, update);
 
   admin.post('/orders/:orderId/refund', {
     schema: {
-      tags, security, params,
+      tags, params,
       summary: 'Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create, orders/updated',
     },
   }, async (request: any) => envelope(await refundOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 
   admin.post('/orders/:orderId/cancel', {
-    schema: { tags, security, params, summary: 'Cancel `{ reason?, restock? }`: orders/updated, orders/cancelled' },
+    schema: { tags, params, summary: 'Cancel `{ reason?, restock? }`: orders/updated, orders/cancelled' },
   }, async (request: any) => envelope(await cancelOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 }

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage, MAX_LIMIT } from '../http/paging.js';
 import { isUuid } from '../ids.js';
@@ -12,7 +12,6 @@ import { orderListView, orderView } from './order-view.js';
 import { findOrder, listOrders, type OrderListFilter } from './orders.repo.js';
 
 const tags = ['orders'];
-const security = [{ accessToken: [] }];
 
 /** C7.2: the App API filter value -> the merchant statuses it selects. */
 export const STATUS_FILTER: Record<string, string[]> = {
@@ -66,7 +65,7 @@ export async function orderApiRoutes(api: FastifyInstance, { deps }: { deps: Dep
   api.get('/orders.json', {
     config: read,
     schema: {
-      tags, security,
+      tags,
       summary: 'Orders, newest first, in the list view; paging in the Link header (C5.4)',
       querystring: Type.Object({
         page: Type.Optional(Type.String()),
@@ -88,7 +87,7 @@ export async function orderApiRoutes(api: FastifyInstance, { deps }: { deps: Dep
 
   api.get('/orders/:id.json', {
     config: read,
-    schema: { tags, security, summary: 'One order, every field', params: Type.Object({ id: Type.String({ description: 'order id (UUID)' }) }) },
+    schema: { tags, summary: 'One order, every field', params: Type.Object({ id: Type.String({ description: 'order id (UUID)' }) }) },
   }, async (request) => {
     const { id } = request.params as { id: string };
     const row = isUuid(id) ? await findOrder(deps.db, apiCaller(request).storeId, id) : null;

@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Deps } from '../deps.js';
 import { echoRequestId, requestIdOf, REQUEST_ID_HEADER } from '../http/request-id.js';
 import { healthRoutes } from './health.routes.js';
-import { instrumentHttp, UNMATCHED_ROUTE } from './metrics.js';
+import { instrumentHttp, metricsRoutes, UNMATCHED_ROUTE } from './metrics.js';
 
 export async function buildHealthApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -20,5 +20,6 @@ export async function buildHealthApp(deps: Deps): Promise<FastifyInstance> {
   echoRequestId(app);
   instrumentHttp(app, deps.metrics);
   await app.register(healthRoutes, { deps });
+  await app.register(metricsRoutes, { metrics: deps.metrics });
   return app;
 }

@@ -150,15 +150,19 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * The request-duration histogram (one observe per response, in a callback-style hook: no promise)
- * and `GET /metrics`, on the root instance so that every route and every 404 is measured. (Errors
- * raised before routing skip the hooks: their handler, `frameworkErrors`, observes them itself.)
+ * The request-duration histogram (one observe per response, in a callback-style hook: no promise),
+ * on the root instance so that every route and every 404 is measured. (Errors raised before routing
+ * skip the hooks: their handler, `frameworkErrors`, observes them itself.)
  */
 export function instrumentHttp(app: FastifyInstance, metrics: Metrics): void {
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
+}
+
+/** `GET /metrics` (no credential: keep it off the public network, README "Running at scale"). */
+export async function metricsRoutes(app: FastifyInstance, { metrics }: { metrics: Metrics }) {
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.text();

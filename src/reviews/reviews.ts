@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { adminStoreId } from '../admin/merchant-admin.js';
+import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
 import { isUuid, uuidv7 } from '../ids.js';
@@ -65,11 +65,11 @@ export async function submitReview(deps: Deps, storeId: string, authorId: string
   });
 }
 
-/** Registered inside the merchant admin gate (merchant JWT). */
-export async function reviewRoutes(admin: FastifyInstance, deps: Deps) {
+/** Registered in the merchant admin surface (merchant JWT). */
+export async function reviewRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
   admin.post('/apps/:appId/reviews', {
     schema: {
-      tags: ['reviews'], security: [{ bearer: [] }], summary: 'Review an app installed on the store (C10.8)',
+      tags: ['reviews'], summary: 'Review an app installed on the store (C10.8)',
       params: Type.Object({ appId: Type.String() }), body: Type.Object({}, { additionalProperties: true }),
     },
   }, async (request, reply) => {

@@ -4,14 +4,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { apiCaller } from '../api/app-api.js';
+import { apiCaller } from '../surfaces/app-api.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { field } from '../content/content.schemas.js';
 import { createZone, deleteZone, getZone, listZones, updateZone } from './zones.js';
 
 const tags = ['shipping'];
-const security = [{ accessToken: [] }];
 const params = Type.Object({ id: Type.String({ description: 'shippingZoneId' }) });
 const zoneBody = Type.Object({
   name: field('string, required on create (alias shippingName)'),
@@ -32,7 +31,7 @@ export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.post('/shipping_zones.json', {
     config: write,
-    schema: { tags, security, summary: 'Create a shipping zone: 201 envelope data.shipping_zone', body: zoneBody },
+    schema: { tags, summary: 'Create a shipping zone: 201 envelope data.shipping_zone', body: zoneBody },
   }, async (request, reply) => {
     const zone = await createZone(deps, apiCaller(request).storeId, request.body);
     return reply.code(201).send(envelope({ shipping_zone: zone }, 201));
@@ -41,7 +40,7 @@ export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: 
   api.get('/shipping_zones.json', {
     config: read,
     schema: {
-      tags, security, summary: 'Shipping zones, newest first: envelope data.shipping_zones with pagination (C6.10, C14.8)',
+      tags, summary: 'Shipping zones, newest first: envelope data.shipping_zones with pagination (C6.10, C14.8)',
       querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }),
     },
   }, async (request) => {
@@ -52,12 +51,12 @@ export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.get('/shipping_zones/:id.json', {
     config: read,
-    schema: { tags, security, params, summary: 'One shipping zone (C6.10)' },
+    schema: { tags, params, summary: 'One shipping zone (C6.10)' },
   }, async (request) => envelope({ shipping_zone: await getZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id) }));
 
   api.put('/shipping_zones/:id.json', {
     config: write,
-    schema: { tags, security, params, summary: 'Update a shipping zone: the fields sent (C6.10)', body: zoneBody },
+    schema: { tags, params, summary: 'Update a shipping zone: the fields sent (C6.10)', body: zoneBody },
   }, async (request) => {
     const zone = await updateZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id, request.body);
     return envelope({ shipping_zone: zone });
@@ -65,7 +64,7 @@ export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.delete('/shipping_zones/:id.json', {
     config: write,
-    schema: { tags, security, params, summary: 'Delete a shipping zone: 200 envelope, data null (C6.10)' },
+    schema: { tags, params, summary: 'Delete a shipping zone: 200 envelope, data null (C6.10)' },
   }, async (request) => {
     await deleteZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id);
     return envelope(null);

@@ -17,7 +17,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
-import { API_VERSION } from '../api/app-api.js';
+import { API_VERSION } from '../api-version.js';
 import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
 
 /**

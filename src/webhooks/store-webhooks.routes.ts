@@ -10,23 +10,22 @@ import { STORE_ROLES, callerStoreId } from '../http/user-auth.js';
 import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks } from './subscriptions.service.js';
 
 const tags = ['webhooks'];
-const security = [{ bearer: [] }];
 const config = { roles: STORE_ROLES };
 
 export async function storeWebhookRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
   app.post('/webhooks', {
     config,
-    schema: { tags, security, summary: 'Create a store-level webhook (C6.5)', body: Type.Object({ topic: Type.Optional(Type.String()), address: Type.Optional(Type.String()) }) },
+    schema: { tags, summary: 'Create a store-level webhook (C6.5)', body: Type.Object({ topic: Type.Optional(Type.String()), address: Type.Optional(Type.String()) }) },
   }, async (request, reply) =>
     reply.code(201).send(envelope(await createStoreWebhook(deps, callerStoreId(request), request.user!.id, request.body), 201)));
 
-  app.get('/webhooks', { config, schema: { tags, security, summary: "The store's webhooks, secrets included" } }, async (request) => {
+  app.get('/webhooks', { config, schema: { tags, summary: "The store's webhooks, secrets included" } }, async (request) => {
     const page = parsePage(request.query as Record<string, unknown>);
     const { webhooks, total } = await listStoreWebhooks(deps, callerStoreId(request), page);
     return envelopeList({ webhooks }, page, webhooks.length, total);
   });
 
-  app.delete('/webhooks/:id', { config, schema: { tags, security, summary: 'Delete a store-level webhook', params: Type.Object({ id: Type.String() }) } },
+  app.delete('/webhooks/:id', { config, schema: { tags, summary: 'Delete a store-level webhook', params: Type.Object({ id: Type.String() }) } },
     async (request) => {
       await deleteStoreWebhook(deps, callerStoreId(request), (request.params as { id: string }).id);
       return envelope(null);

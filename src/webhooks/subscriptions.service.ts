@@ -8,7 +8,7 @@ import { checkTargetUrl } from '../net/address-safety.js';
 import { isUniqueViolation } from '../slug.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
-import { API_VERSION } from '../api/app-api.js';
+import { API_VERSION } from '../api-version.js';
 import { isEventTopic, isSubscribableTopic, topicReadScopes, type Topic } from './topics.js';
 
 export const newWebhookSecret = () => randomToken('svcwh', 32);

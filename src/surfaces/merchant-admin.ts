@@ -1,14 +1,17 @@
 // The merchant admin surface (C7; merchant JWT). Every route of it is registered inside this
-// plugin, so each passes the same gate: a platform JWT of one of C7.1's roles. Errors use the
-// envelope unless a route says otherwise.
+// plugin, so each passes the same gate: a platform JWT of one of C7.1's roles (a route may narrow
+// them with `config.roles`), documented as the `bearer` security scheme. Errors use the envelope
+// unless a route says otherwise.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { badRequest, forbidden } from '../http/errors.js';
 import { isUuid } from '../ids.js';
 import { MERCHANT_ROLES, userAuthHook } from '../http/user-auth.js';
+import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
-export function merchantAdmin(deps: Deps, routes: (admin: FastifyInstance) => Promise<void> | void) {
+export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
   return async function merchantAdminPlugin(admin: FastifyInstance) {
+    claimRoutes(admin, { name: 'merchant-admin', security: 'bearer', credential: 'merchant JWT', roles: MERCHANT_ROLES });
     admin.addHook('onRequest', userAuthHook(deps.jwt, MERCHANT_ROLES));
     // The operator names a store with `storeId`; one that does not exist is the caller's mistake
     // (400), checked once here for every admin route rather than failing later on a foreign key.

@@ -1,6 +1,7 @@
-// The App API's common layer (C5): every route under /api/v1/ is registered inside this plugin, so
-// each request passes the same gate: bearer token (401), rate limit (429), scope (403), with the
-// version and rate-limit headers on every response.
+// The App API surface and its common layer (C5): every route under /api/v1/ is registered inside
+// this plugin, so each request passes the same gate: bearer token (401), rate limit (429), scope
+// (403), with the version and rate-limit headers on every response; each route is documented with
+// the `accessToken` security scheme.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import { AppError, forbidden, notFound, unauthenticated, unavailable } from '../http/errors.js';
@@ -9,8 +10,8 @@ import type { ErrorShape } from '../http/shapes.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
-
-export const API_VERSION = '2026-06';
+import { API_VERSION } from '../api-version.js';
+import { claimRoutes, type SurfaceRoutes } from './surface.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,12 +19,12 @@ declare module 'fastify' {
     scope?: Scope;
   }
   interface FastifyRequest {
-    /** The calling app's installation: set for every App API request that passed the gate. */
+    /** The calling app's installation: set for every App API or app-token request that passed the gate. */
     api?: TokenInfo;
   }
 }
 
-/** The caller's installation; only ever called inside the App API plugin, after the gate. */
+/** The caller's installation; only ever called inside the App API or app-token surface, after its gate. */
 export function apiCaller(request: FastifyRequest): TokenInfo {
   return request.api!;
 }
@@ -85,9 +86,10 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
   };
 }
 
-/** Register App API routes: `register(api => { api.get(...) })` under the /api/v1 prefix. */
-export function appApi(deps: Deps, routes: (api: FastifyInstance) => Promise<void> | void) {
+/** The App API surface: `app.register(appApi(deps, (api) => ...), { prefix: '/api/v1' })`. */
+export function appApi(deps: Deps, routes: SurfaceRoutes) {
   return async function appApiPlugin(api: FastifyInstance) {
+    claimRoutes(api, { name: 'app-api', security: 'accessToken', credential: "an installed app's OAuth access token" });
     api.addHook('onRequest', appApiGate(deps, 'errors'));
     // Unknown App API paths still pass the gate first: 401 before 404, never a hint to strangers.
     api.setNotFoundHandler(async () => {
