@@ -2,7 +2,8 @@
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, unauthenticated } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
-import { isUniqueViolation, slugify } from '../slug.js';
+import { slugify } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
 import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, type StoreRow, type UserRow } from './accounts.repo.js';
 import type { Role } from './jwt.js';

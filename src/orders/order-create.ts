@@ -8,7 +8,7 @@ import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { parseMoney } from '../money.js';
 import { emit } from '../outbox/emit.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { fieldError } from '../content/fields.js';
 import { createCustomerInTx, readCustomerPatch } from '../customers/customers.service.js';
 import { isActiveAt } from '../discounts/discounts.service.js';

@@ -5,7 +5,7 @@ import type { Queryable } from '../db/db.js';
 import { forbidden, notFound, unprocessable } from '../http/errors.js';
 import { isUuid, randomToken, uuidv7 } from '../ids.js';
 import { checkTargetUrl } from '../net/address-safety.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { API_VERSION } from '../api/app-api.js';
