@@ -94,7 +94,7 @@ export async function patchApp(deps: Deps, developer: PlatformUser, appId: strin
     });
     return { app: appView(deps, app, { withSecret: true }) };
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`handle "${fields.handle}" is already taken`);
+    if (isUniqueViolation(err, 'apps_handle_key')) throw conflict(`handle "${fields.handle}" is already taken`);
     throw err;
   }
 }
