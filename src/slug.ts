@@ -8,9 +8,3 @@ export function slugify(text: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 60);
 }
-
-export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint?: string; message?: string };
-  if (e?.code !== '23505') return false;
-  return !constraint || e.constraint === constraint || (e.message ?? '').includes(constraint);
-}

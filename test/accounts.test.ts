@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { signupMerchant, signupPartner } from './helpers/fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { createStaff, signupMerchant, signupPartner } from './helpers/actors.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -14,23 +15,6 @@ afterAll(() => h?.close());
 
 const uniq = () => randomBytes(5).toString('hex');
 const newEmail = (prefix = 'u') => `${prefix}-${uniq()}@example.com`;
-
-function expectEnvelopeError(res: { statusCode: number; json(): any }, status: number) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  expect(body.message.length).toBeGreaterThan(0);
-  return body;
-}
-
-async function staffFor(merchantToken: string, role: 'STAFF_ADMIN' | 'MANAGER') {
-  const email = newEmail('staff');
-  const res = await h.req('POST', '/stores/staff', { token: merchantToken, body: { email, password: 'staff-password', name: 'Staff', role } });
-  expect(res.statusCode).toBe(201);
-  const login = await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } });
-  expect(login.statusCode).toBe(200);
-  return { email, token: login.json().data.token as string, created: res.json() };
-}
 
 describe('C2.1 signup', () => {
   it('C2.1 a MERCHANT signup answers 201 with exactly user, store and token, and creates the store', async () => {
@@ -85,9 +69,9 @@ describe('C2.1 signup', () => {
 
   it('C2.1 two stores with the same name get distinct slugs', async () => {
     const storeName = `Twin Store ${uniq()}`;
-    const a = await signupMerchant(h, storeName);
-    const b = await signupMerchant(h, storeName);
-    const c = await signupMerchant(h, storeName);
+    const a = await signupMerchant(h, { storeName });
+    const b = await signupMerchant(h, { storeName });
+    const c = await signupMerchant(h, { storeName });
     expect(a.slug).toBe(storeName.toLowerCase().replace(/ /g, '-'));
     expect(new Set([a.slug, b.slug, c.slug]).size).toBe(3);
     for (const s of [b.slug, c.slug]) expect(s).toMatch(new RegExp(`^${a.slug}-[a-z0-9-]+$`));
@@ -213,7 +197,7 @@ describe('C2.3 platform JWT', () => {
 
   it('C2.3 staff token carries the store id of the merchant', async () => {
     const m = await signupMerchant(h);
-    const staff = await staffFor(m.token, 'MANAGER');
+    const staff = await createStaff(h, m.token, 'MANAGER');
     const claims = decodeJwt(staff.token);
     expect(claims.role).toBe('MANAGER');
     expect(claims.storeId).toBe(m.storeId);
@@ -267,8 +251,8 @@ describe('C2.4 store staff', () => {
   it('C2.4 403 for a PARTNER and for store staff; 401 without a token', async () => {
     const m = await signupMerchant(h);
     const p = await signupPartner(h);
-    const staffAdmin = await staffFor(m.token, 'STAFF_ADMIN');
-    const manager = await staffFor(m.token, 'MANAGER');
+    const staffAdmin = await createStaff(h, m.token, 'STAFF_ADMIN');
+    const manager = await createStaff(h, m.token, 'MANAGER');
     const body = () => ({ email: newEmail('x'), password: 'staff-password', name: 'X', role: 'MANAGER' });
     expectEnvelopeError(await h.req('POST', '/stores/staff', { token: p.token, body: body() }), 403);
     expectEnvelopeError(await h.req('POST', '/stores/staff', { token: staffAdmin.token, body: body() }), 403);

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { deliveriesOfStore, emitEvent, runDeliveries, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
 import { PRIVATE_HOSTS, PUBLIC_HOSTS, PUBLIC_URL, privateUrl } from './fixtures/addresses.js';
 import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';

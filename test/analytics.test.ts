@@ -3,10 +3,11 @@
 // against a hand-computed fixture, with sessions and page views from storefront events (C7.4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
 import { resolveRange } from '../src/analytics/sales.js';
-import { expectEnvelopeError, orderStore } from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { orderStore } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -7,7 +7,8 @@
 // time frozen within it), so "the 21st request within one second" holds however slow the machine.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { createTestApp, installApp, signupMerchant, storeWithApp } from './helpers/fixtures.js';
+import { expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
+import { createTestApp, installApp, signupMerchant, storeWithApp } from './helpers/actors.js';
 import { MemoryRateLimiter } from '../src/ratelimit/memory.js';
 import { WINDOW_MS } from '../src/ratelimit/limiter.js';
 import { uuidv7 } from '../src/ids.js';
@@ -33,27 +34,6 @@ type Res = Awaited<ReturnType<Harness['req']>>;
 
 // ---------------------------------------------------------------------------------------------
 // Shapes (app-api.md Errors, Body shapes)
-
-/** Errors body `{ errors: { <key>: [<message>, ...] } }`; general errors under `base`. */
-function expectErrorsBody(res: Res, status: number, key = 'base') {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(Object.keys(body)).toEqual(['errors']);
-  expect(Object.keys(body.errors).length).toBeGreaterThan(0);
-  for (const messages of Object.values(body.errors)) {
-    expect(Array.isArray(messages)).toBe(true);
-    expect((messages as unknown[]).length).toBeGreaterThan(0);
-    for (const m of messages as unknown[]) expect(typeof m).toBe('string');
-  }
-  expect(body.errors[key]?.[0]).toEqual(expect.any(String));
-}
-
-/** Envelope error: `status`, `state` = `error`, `message` (text), `data` = null. */
-function expectEnvelopeError(res: Res, status: number) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  expect(res.json().message.length).toBeGreaterThan(0);
-}
 
 function expectVersionHeader(res: Res) {
   expect(res.headers['x-svc-api-version']).toBe(VERSION);

@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, storeWithApp } from './helpers/fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, staffToken, storeWithApp } from './helpers/actors.js';
 import { SecretBox } from '../src/crypto.js';
 
 let h: Harness;
@@ -20,13 +21,6 @@ const APP_FIELDS = [
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-function expectEnvelopeError(res: { statusCode: number; json(): any }, status: number) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  return body;
-}
-
 async function create(token: string, body: Record<string, unknown>) {
   return h.req('POST', '/apps/developer/apps', { token, body });
 }
@@ -37,13 +31,6 @@ const minimal = (extra: Record<string, unknown> = {}) => ({
   scopes: ['read_products'],
   ...extra,
 });
-
-async function staffToken(merchantToken: string, role: 'STAFF_ADMIN' | 'MANAGER') {
-  const email = `staff-${uniq()}@example.com`;
-  const res = await h.req('POST', '/stores/staff', { token: merchantToken, body: { email, password: 'staff-password', name: 'Staff', role } });
-  expect(res.statusCode).toBe(201);
-  return (await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } })).json().data.token as string;
-}
 
 async function exchange(clientId: string, clientSecret: string, code: string | null, state: string | null) {
   return h.req('POST', '/apps/oauth/token', { body: { client_id: clientId, client_secret: clientSecret, grant_type: 'authorization_code', code, state } });
@@ -408,8 +395,8 @@ describe('C3.3 version roll-out', () => {
 describe('C3 role gates on /apps/developer/', () => {
   it('C3 store staff (STAFF_ADMIN, MANAGER) and the operator get 403 on every developer route; no token 401', async () => {
     const s = await storeWithApp(h);
-    const staffAdmin = await staffToken(s.merchant.token, 'STAFF_ADMIN');
-    const manager = await staffToken(s.merchant.token, 'MANAGER');
+    const staffAdmin = await staffToken(h, s.merchant.token, 'STAFF_ADMIN');
+    const manager = await staffToken(h, s.merchant.token, 'MANAGER');
     const operator = await operatorToken(h);
     const routes: [string, string, unknown?][] = [
       ['POST', '/apps/developer/apps', minimal()],

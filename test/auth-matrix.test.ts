@@ -16,7 +16,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, TEST_SECRET, type Harness } from './helpers/harness.js';
-import { operatorToken, storeWithApp } from './helpers/fixtures.js';
+import { operatorToken, storeWithApp } from './helpers/actors.js';
 import { claimRoutes, recordRoutes, routeTable, type RouteEntry } from '../src/surfaces/surface.js';
 
 /** Routes that take no credential, and why (the documents' words). A new public route goes here. */

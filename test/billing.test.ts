@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { advanceTo, days, developer, type Developer, install, installation, merchant, operator, paidApp, transactionsOf } from './billing.fixtures.js';
+import { advanceTo, days, developer, type Developer, install, installation, merchant, operator, paidApp, transactionsOf } from './helpers/billing.js';
 import { decimalText, divHalfEven, parseDecimal, splitCommission, toUsd } from '../src/billing/money-math.js';
 import { addMonths, periodContaining } from '../src/billing/schedule.js';
 import { sandbox, setBillingProviders } from '../src/billing/providers.js';
@@ -253,7 +253,7 @@ describe('uninstall (C4.7, C10.1, C14.12)', () => {
     const res = await h.req('DELETE', `/apps/installations/${a.installationId}`, { token: await m.fresh() });
     expect(res.json().data.status).toBe('uninstalled');
 
-    const { createTestApp } = await import('./helpers/fixtures.js');
+    const { createTestApp } = await import('./helpers/actors.js');
     const free = await createTestApp(h, await dev.token());
     const b = await install(h, m, free);
     expect((await installation(h, b.installationId)).billing_status).toBe('none');

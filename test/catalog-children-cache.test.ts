@@ -2,7 +2,7 @@
 // writer, including ones that touch the tables directly (orders moving stock), keeps it current.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
 
 let h: Harness;

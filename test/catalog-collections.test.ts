@@ -1,9 +1,10 @@
 // Collections (app-api.md Collection, POST /api/v1/collections.json; C7.1, C14.5) and product
 // listings (app-api.md Product listing, POST /api/v1/product_listings.json; C6.2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
-import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, storeWithApp, type Merchant } from './helpers/fixtures.js';
-import { eventsOf, expectApiHeaders, expectEnvelopeError, expectErrorsBody, newEvents, staffToken, unlimitedLimiter } from './fixtures/catalog.js';
+import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
+import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, storeWithApp, type Merchant, staffToken } from './helpers/actors.js';
+import { expectApiHeaders, expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
+import { events, newEvents } from './helpers/events.js';
 import { uuidv7 } from '../src/ids.js';
 
 let h: Harness;
@@ -26,7 +27,7 @@ async function product(m: Merchant, title = 'Thing') {
 describe('POST /api/v1/collections.json (app-api.md Collection)', () => {
   it('201 bare { collection }, every field; handle = title lowercased with spaces -> "-"', async () => {
     const s = await storeWithApp(h);
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     const res = await h.req('POST', '/api/v1/collections.json', {
       token: s.accessToken,
       body: { title: 'Summer Sale', body_html: '<p>Hot &amp; <b>cheap</b></p>', image: 'https://cdn.example.com/summer.jpg', collection_type: 'smart', rules: [{}] },

@@ -1,9 +1,8 @@
 // The demo store's catalog (C1.5; issue 3 "Demo data"): products whose vendor and product type
 // follow their category, a manual collection, and metafields readable through the App API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
-import { unlimitedLimiter } from './fixtures/catalog.js';
+import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
+import { storeWithApp } from './helpers/actors.js';
 import { insertDemoStoreData } from '../src/seed/demo-store.js';
 
 let h: Harness;

@@ -3,9 +3,10 @@
 // in its own transaction (C8.1; products/create, products/update, products/delete,
 // inventory_levels/update). Each test names the clause it checks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
-import { installApp, operatorToken, signupMerchant, signupPartner, storeWithApp } from './helpers/fixtures.js';
-import { eventsOf, expectApiHeaders, expectEnvelopeError, expectErrorsBody, newEvents, staffToken, unlimitedLimiter } from './fixtures/catalog.js';
+import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
+import { installApp, operatorToken, signupMerchant, signupPartner, storeWithApp, staffToken } from './helpers/actors.js';
+import { expectApiHeaders, expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
+import { events, newEvents } from './helpers/events.js';
 import { uuidv7 } from '../src/ids.js';
 
 let h: Harness;
@@ -68,7 +69,7 @@ async function variantRows(productId: string) {
 describe('POST /api/v1/products.json (C6.1, C14.1)', () => {
   it('201 { product } with every field of app-api.md Product; defaults; emits exactly products/create', async () => {
     const s = await apiStore();
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     const res = await h.req('POST', '/api/v1/products.json', {
       token: s.accessToken,
       body: {
@@ -106,8 +107,8 @@ describe('POST /api/v1/products.json (C6.1, C14.1)', () => {
     const got = await h.req('GET', `/api/v1/products/${p.product_id}.json`, { token: s.accessToken });
     expect(got.json()).toEqual({ product: p });
 
-    const events = await newEvents(h, s.merchant.storeId, before);
-    expect(events).toEqual([{ topic: 'products/create', payload: p }]);
+    const written = await newEvents(h, s.merchant.storeId, before);
+    expect(written).toEqual([{ topic: 'products/create', payload: p }]);
   });
 
   it('accepts the body wrapped as { product }; status draft; no price gives null money', async () => {
@@ -119,7 +120,7 @@ describe('POST /api/v1/products.json (C6.1, C14.1)', () => {
 
   it('without a title -> 400 { errors: { title: ["can\'t be blank"] } }, nothing created, no event (C14.1)', async () => {
     const s = await apiStore();
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     for (const body of [{}, { body_html: '<p>x</p>' }, { title: '' }, { title: '   ' }, { title: null }, { product: { price: '1.00' } }]) {
       const res = await h.req('POST', '/api/v1/products.json', { token: s.accessToken, body });
       expect(res.statusCode).toBe(400);
@@ -248,7 +249,7 @@ describe('PUT /api/v1/products/{id}.json (app-api.md; C14.1)', () => {
   it('invalid input -> 400 errors body, nothing changed, no event; extra variants entries are not even read', async () => {
     const s = await apiStore();
     const created = await merchantProduct(s.merchant.token);
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     const cases: [unknown, string][] = [
       [{ title: '' }, 'title'],
       [{ title: null }, 'title'],
@@ -287,7 +288,7 @@ describe('PUT /api/v1/products/{id}.json (app-api.md; C14.1)', () => {
   it('emits products/update with the REST product, and inventory_levels/update only when the stock changes (C8.1, C8.8)', async () => {
     const s = await apiStore();
     const created = await merchantProduct(s.merchant.token);
-    let before = await eventsOf(h, s.merchant.storeId);
+    let before = await events(h, s.merchant.storeId);
 
     const res = await h.req('PUT', `/api/v1/products/${created.product_id}.json`, { token: s.accessToken, body: { title: 'Renamed', variants: [{ inventory_quantity: 3 }] } });
     const p = res.json().product;
@@ -296,7 +297,7 @@ describe('PUT /api/v1/products/{id}.json (app-api.md; C14.1)', () => {
       { topic: 'inventory_levels/update', payload: { product_id: created.id, variant_id: null, sku: 'LS-M', available: 3, updated_at: p.updated_at } },
     ]);
 
-    before = await eventsOf(h, s.merchant.storeId);
+    before = await events(h, s.merchant.storeId);
     const same = await h.req('PUT', `/api/v1/products/${created.product_id}.json`, { token: s.accessToken, body: { variants: [{ inventory_quantity: 3, price: 9 }] } });
     expect(await newEvents(h, s.merchant.storeId, before)).toEqual([{ topic: 'products/update', payload: same.json().product }]);
   });
@@ -304,7 +305,7 @@ describe('PUT /api/v1/products/{id}.json (app-api.md; C14.1)', () => {
   it('a change that fails after its event was written rolls back with its events (C8.1)', async () => {
     const s = await apiStore();
     const created = await merchantProduct(s.merchant.token);
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     const res = await h.req('PUT', `/api/v1/products/${created.product_id}.json`, { token: s.accessToken, body: { title: ROLLBACK_TITLE, variants: [{ inventory_quantity: 1 }] } });
     expectErrorsBody(res, 500);
     expect(JSON.stringify(res.json())).not.toContain('forced failure');
@@ -323,7 +324,7 @@ describe('DELETE /api/v1/products/{id}.json (C6.1)', () => {
   it('200 {}; the product, its variants and images are gone; products/delete carries the product as it was', async () => {
     const s = await apiStore();
     const created = await merchantProduct(s.merchant.token);
-    const before = await eventsOf(h, s.merchant.storeId);
+    const before = await events(h, s.merchant.storeId);
     const res = await h.req('DELETE', `/api/v1/products/${created.id}.json`, { token: s.accessToken });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({});
@@ -379,7 +380,7 @@ describe('App API product writes: the four authentication checks (Rules 1, 2; C5
 describe('merchant POST /products (C7.1, C14.1)', () => {
   it('201 envelope, data = the App API product; variants as numbers; product-level values from the first variant; category sets vendor and product_type', async () => {
     const m = await signupMerchant(h);
-    const before = await eventsOf(h, m.storeId);
+    const before = await events(h, m.storeId);
     const res = await h.req('POST', '/products', {
       token: m.token,
       body: {
@@ -483,7 +484,7 @@ describe('merchant PUT /products/{id} (C7.1, C14.1)', () => {
     const m = await signupMerchant(h);
     const created = await merchantProduct(m.token);
     const [vm, vl] = await variantRows(created.product_id);
-    const before = await eventsOf(h, m.storeId);
+    const before = await events(h, m.storeId);
     const res = await h.req('PUT', `/products/${created.product_id}`, {
       token: m.token,
       body: { variants: [{ varientId: vm.id, stock: 3, price: 26 }, { varientId: vl.num_id, name: 'Größe' }, { name: 'Size', value: 'XL', price: 27, stock: 2 }] },
@@ -542,7 +543,7 @@ describe('merchant DELETE /products/{id} (C7.1)', () => {
     expect(mf.statusCode, mf.body).toBe(200);
 
     expectEnvelopeError(await h.req('DELETE', `/products/${foreign.product_id}`, { token: m.token }), 403);
-    const before = await eventsOf(h, m.storeId);
+    const before = await events(h, m.storeId);
     const res = await h.req('DELETE', `/products/${created.product_id}`, { token: m.token });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 200, state: 'success', message: null, data: created, count: null, pagination: null });

@@ -5,12 +5,11 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner, type Merchant } from './helpers/fixtures.js';
-import {
-  eventsOf, expectEnvelopeError, gifBytes, jpegBytes, multipartBody, newEvents, notImages, pngBytes, staffToken, unlimitedLimiter, webpBytes,
-  type FilePart,
-} from './fixtures/catalog.js';
+import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
+import { operatorToken, signupMerchant, signupPartner, type Merchant, staffToken } from './helpers/actors.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { events, newEvents } from './helpers/events.js';
+import { type FilePart, gifBytes, jpegBytes, multipartBody, notImages, pngBytes, webpBytes } from './helpers/catalog.js';
 import { uuidv7 } from '../src/ids.js';
 
 let h: Harness;
@@ -99,7 +98,7 @@ describe('PATCH /variants/update-single-variant/{id}: fields (app-api.md Variant
 
   it('an unknown or malformed id -> 400 envelope "Variant not found" (app-api.md Errors)', async () => {
     const m = await signupMerchant(h);
-    for (const id of [uuidv7(), '99999999999', 'not-a-variant', '0']) expectEnvelopeError(await patch(id, m.token, { name: 'x' }), 400, 'Variant not found');
+    for (const id of [uuidv7(), '99999999999', 'not-a-variant', '0']) expectEnvelopeError(await patch(id, m.token, { name: 'x' }), 400, /^Variant not found$/);
   });
 
   it('invalid values -> 400 envelope naming the field; nothing changed', async () => {
@@ -118,16 +117,16 @@ describe('PATCH /variants/update-single-variant/{id}: fields (app-api.md Variant
   it('emits products/update (the product shows its variants), plus inventory_levels/update when the stock changes (C8.1)', async () => {
     const m = await signupMerchant(h);
     const { product, variants: [v] } = await productWithVariants(m);
-    let before = await eventsOf(h, m.storeId);
+    let before = await events(h, m.storeId);
     await patch(v.id, m.token, { stock: '3' });
     const current = (await h.req('PUT', `/products/${product.product_id}`, { token: m.token, body: {} })).json().data;
-    const events = await newEvents(h, m.storeId, before);
-    expect(events.map((e) => e.topic)).toEqual(['products/update', 'inventory_levels/update', 'products/update']);
-    expect(events[0].payload.variants[0]).toMatchObject({ id: v.num_id, inventory_quantity: 3 });
-    expect(events[0].payload.variants).toEqual(current.variants);
-    expect(events[1].payload).toEqual({ product_id: product.id, variant_id: v.num_id, sku: 'LS-M', available: 3, updated_at: expect.any(String) });
+    const written = await newEvents(h, m.storeId, before);
+    expect(written.map((e) => e.topic)).toEqual(['products/update', 'inventory_levels/update', 'products/update']);
+    expect(written[0].payload.variants[0]).toMatchObject({ id: v.num_id, inventory_quantity: 3 });
+    expect(written[0].payload.variants).toEqual(current.variants);
+    expect(written[1].payload).toEqual({ product_id: product.id, variant_id: v.num_id, sku: 'LS-M', available: 3, updated_at: expect.any(String) });
 
-    before = await eventsOf(h, m.storeId);
+    before = await events(h, m.storeId);
     await patch(v.id, m.token, { stock: '3', name: 'Same stock' });
     expect((await newEvents(h, m.storeId, before)).map((e) => e.topic)).toEqual(['products/update']);
   });
@@ -179,7 +178,7 @@ describe('mainImage upload (C7.3): type by bytes, at most 20 MB, kept under the 
 
     for (const [data, filename] of [[notImages.text(), 'photo.png'], [notImages.svg(), 'icon.svg'], [notImages.pdf(), 'doc.jpg'], [notImages.zip(), 'a.gif'], [Buffer.alloc(0), 'empty.png']] as const) {
       const res = await patch(v.id, m.token, { name: 'Should not apply' }, [image(data, filename)]);
-      expectEnvelopeError(res, 400, 'mainImage must be a jpg, jpeg, png, gif or webp image');
+      expectEnvelopeError(res, 400, /^mainImage must be a jpg, jpeg, png, gif or webp image$/);
     }
     const { rows } = await h.db.query('SELECT name, main_image_url FROM variants WHERE id = $1', [v.id]);
     expect(rows[0]).toEqual({ name: 'Size', main_image_url: ok.json().data.mainImageUrl });
@@ -191,7 +190,7 @@ describe('mainImage upload (C7.3): type by bytes, at most 20 MB, kept under the 
     const { variants: [v] } = await productWithVariants(m);
     const before = uploadedFiles();
     const tooBig = await patch(v.id, m.token, { name: 'Too big' }, [image(pngBytes(MB20 + 1))]);
-    expectEnvelopeError(tooBig, 400, 'mainImage must be at most 20 MB');
+    expectEnvelopeError(tooBig, 400, /^mainImage must be at most 20 MB$/);
     expect(uploadedFiles()).toEqual(before);
     expect((await h.db.query('SELECT name, main_image_url FROM variants WHERE id = $1', [v.id])).rows[0]).toEqual({ name: 'Size', main_image_url: null });
 
@@ -233,7 +232,7 @@ describe('mainImage upload (C7.3): type by bytes, at most 20 MB, kept under the 
     const manyFiles = multipartBody({}, Array.from({ length: 5 }, (_, i) => ({ name: `f${i}`, filename: `${i}.bin`, data: Buffer.from('x') })));
     expectEnvelopeError(await send(manyFiles.contentType, manyFiles.payload) as any, 400);
     const longField = multipartBody({ name: 'x'.repeat(65 * 1024) });
-    expectEnvelopeError(await send(longField.contentType, longField.payload) as any, 400, 'name is too long');
+    expectEnvelopeError(await send(longField.contentType, longField.payload) as any, 400, /^name is too long$/);
     expect(uploadedFiles()).toEqual(before);
     expect((await h.db.query('SELECT name FROM variants WHERE id = $1', [v.id])).rows[0].name).toBe('Size');
   });

@@ -1,10 +1,10 @@
 // Content: pages (app-api.md Page, `POST /api/v1/pages.json`; merchant `POST /pages`, C7.1) and
 // menus (app-api.md Menu, `GET /api/v1/menus.json`; merchant `POST /menus`, C14.5). Envelopes
 // throughout, errors included (C5.1). Each test names its clause.
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner, storeWithApp } from './helpers/fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { operatorToken, signupMerchant, signupPartner, staffToken, storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
 import { insertDemoStoreData } from '../src/seed/demo-store.js';
 import { MAX_MENU_DEPTH } from '../src/content/menus.js';
@@ -15,15 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-type Res = Awaited<ReturnType<Harness['req']>>;
-const uniq = () => randomBytes(4).toString('hex');
 const store = (scopes = ['read_content', 'write_content']) => storeWithApp(h, { scopes, tier: 'enterprise' });
-
-function expectEnvelopeError(res: Res, status: number, messagePart?: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  if (messagePart) expect(res.json().message).toContain(messagePart);
-}
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const postPage = (token: string, body: unknown) => h.req('POST', '/api/v1/pages.json', { token, body });
@@ -140,10 +132,8 @@ describe('merchant POST /pages (C7.1)', () => {
 
   it('store staff (STAFF_ADMIN, MANAGER) create pages for their store', async () => {
     const m = await signupMerchant(h);
-    for (const role of ['STAFF_ADMIN', 'MANAGER']) {
-      const email = `st-${uniq()}@example.com`;
-      await h.req('POST', '/stores/staff', { token: m.token, body: { email, password: 'staff-password', name: 'S', role } });
-      const token = (await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } })).json().data.token;
+    for (const role of ['STAFF_ADMIN', 'MANAGER'] as const) {
+      const token = await staffToken(h, m, role);
       const res = await h.req('POST', '/pages', { token, body: { title: role } });
       expect(res.statusCode).toBe(201);
       expect(res.json().data.storeId).toBe(m.storeId);

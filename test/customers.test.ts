@@ -4,7 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner, storeWithApp } from './helpers/fixtures.js';
+import { operatorToken, signupMerchant, signupPartner, staffToken, storeWithApp } from './helpers/actors.js';
+import { expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
+import { events } from './helpers/events.js';
 import { uuidv7 } from '../src/ids.js';
 import { insertDemoStoreData } from '../src/seed/demo-store.js';
 import { createCustomerInTx, readCustomerPatch } from '../src/customers/customers.service.js';
@@ -23,27 +25,15 @@ const ALL = ['read_customers', 'write_customers'];
 /** A store with an installed app; enterprise tier so that no test here meets the rate limit. */
 const store = (scopes = ALL) => storeWithApp(h, { scopes, tier: 'enterprise' });
 
-function expectErrorsBody(res: Res, status: number, key = 'base') {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(Object.keys(body)).toEqual(['errors']);
-  expect(body.errors[key]?.[0]).toEqual(expect.any(String));
+/** The shared errors body, from an App API route: with its version header (C5.1). */
+function expectApiErrorsBody(res: Res, status: number, key = 'base') {
+  const errors = expectErrorsBody(res, status, key);
   expect(res.headers['x-svc-api-version']).toBe('2026-06');
-  return body.errors;
+  return errors;
 }
 
-function expectEnvelopeError(res: Res, status: number) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-}
-
-async function events(storeId: string, topicPrefix = 'customers/') {
-  const { rows } = await h.db.query<{ topic: string; payload: any }>(
-    `SELECT topic, payload FROM events WHERE store_id = $1 AND topic LIKE $2 ORDER BY created_at, id`,
-    [storeId, `${topicPrefix}%`],
-  );
-  return rows;
-}
+/** The store's customers/* events. */
+const customerEvents = (storeId: string) => events(h, storeId, 'customers/');
 
 const post = (token: string, body: unknown) => h.req('POST', '/api/v1/customers.json', { token, body });
 
@@ -65,13 +55,6 @@ async function insertOrder(storeId: string, customerId: string | null, o: { tota
       o.totalMinor, o.refundedMinor ?? 0, `C${orderNumber}`, now],
   );
   return id;
-}
-
-async function staffToken(merchantToken: string, role: 'STAFF_ADMIN' | 'MANAGER') {
-  const email = `staff-${uniq()}@example.com`;
-  const res = await h.req('POST', '/stores/staff', { token: merchantToken, body: { email, password: 'staff-password', name: 'Staff', role } });
-  expect(res.statusCode).toBe(201);
-  return (await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } })).json().data.token as string;
 }
 
 // =============================================================================================
@@ -168,23 +151,23 @@ describe('POST /api/v1/customers.json (app-api.md; C6.3: 201 bare { customer })'
   it('missing, blank or malformed email -> 400 errors body on the email key; nothing stored, no event', async () => {
     const s = await store();
     for (const body of [{}, { email: '' }, { email: '   ' }, { email: null }, { first_name: 'No Email' }]) {
-      const errors = expectErrorsBody(await post(s.accessToken, body), 400, 'email');
+      const errors = expectApiErrorsBody(await post(s.accessToken, body), 400, 'email');
       expect(errors.email).toEqual(["can't be blank"]);
     }
-    expect(expectErrorsBody(await post(s.accessToken, { email: 'not-an-email' }), 400, 'email').email).toEqual(['is invalid']);
-    expectErrorsBody(await post(s.accessToken, { email: 42 }), 400, 'email');
+    expect(expectApiErrorsBody(await post(s.accessToken, { email: 'not-an-email' }), 400, 'email').email).toEqual(['is invalid']);
+    expectApiErrorsBody(await post(s.accessToken, { email: 42 }), 400, 'email');
     const { rows } = await h.db.query('SELECT count(*)::int AS n FROM customers WHERE store_id = $1', [s.merchant.storeId]);
     expect(rows[0].n).toBe(0);
-    expect(await events(s.merchant.storeId)).toEqual([]);
+    expect(await customerEvents(s.merchant.storeId)).toEqual([]);
   });
 
   it('a duplicate email (any case) -> 400 errors body "has already been taken"; another store may use it', async () => {
     const s = await store();
     const email = `dup-${uniq()}@example.com`;
     await create(s.accessToken, { email });
-    const errors = expectErrorsBody(await post(s.accessToken, { email: email.toUpperCase() }), 400, 'email');
+    const errors = expectApiErrorsBody(await post(s.accessToken, { email: email.toUpperCase() }), 400, 'email');
     expect(errors.email).toEqual(['has already been taken']);
-    expect((await events(s.merchant.storeId)).length).toBe(1);
+    expect((await customerEvents(s.merchant.storeId)).length).toBe(1);
     const other = await store();
     expect((await post(other.accessToken, { email })).statusCode).toBe(201);
   });
@@ -200,20 +183,20 @@ describe('POST /api/v1/customers.json (app-api.md; C6.3: 201 bare { customer })'
       [{ addresses: [{ city: 5 }] }, 'addresses[0].city'],
     ];
     for (const [extra, key] of cases) {
-      expectErrorsBody(await post(s.accessToken, { email: `t-${uniq()}@example.com`, ...extra }), 400, key);
+      expectApiErrorsBody(await post(s.accessToken, { email: `t-${uniq()}@example.com`, ...extra }), 400, key);
     }
   });
 
   it('malformed JSON, or a body that is no object -> 400 errors body (C5.6)', async () => {
     const s = await store();
-    expectErrorsBody(await h.req('POST', '/api/v1/customers.json', { token: s.accessToken, payload: '{"email":', headers: { 'content-type': 'application/json' } }), 400);
-    expectErrorsBody(await post(s.accessToken, ['a@example.com']), 400);
+    expectApiErrorsBody(await h.req('POST', '/api/v1/customers.json', { token: s.accessToken, payload: '{"email":', headers: { 'content-type': 'application/json' } }), 400);
+    expectApiErrorsBody(await post(s.accessToken, ['a@example.com']), 400);
   });
 
   it('emits exactly one customers/create whose payload is the REST customer (C8.1, C8.8)', async () => {
     const s = await store();
     const created = await create(s.accessToken, { first_name: 'Eve', addresses: [{ city: 'Paris', country: 'FR' }] });
-    const evs = await events(s.merchant.storeId);
+    const evs = await customerEvents(s.merchant.storeId);
     expect(evs).toEqual([{ topic: 'customers/create', payload: created }]);
   });
 
@@ -228,7 +211,7 @@ describe('POST /api/v1/customers.json (app-api.md; C6.3: 201 bare { customer })'
     ).rejects.toThrow('the rest of the change failed');
     const { rows } = await h.db.query('SELECT 1 FROM customers WHERE store_id = $1', [s.merchant.storeId]);
     expect(rows).toEqual([]);
-    expect(await events(s.merchant.storeId)).toEqual([]);
+    expect(await customerEvents(s.merchant.storeId)).toEqual([]);
     // And the same email is free afterwards.
     expect((await post(s.accessToken, { email })).statusCode).toBe(201);
   });
@@ -309,7 +292,7 @@ describe('GET /api/v1/customers/{id}.json (C6.3)', () => {
     const other = await store();
     const theirs = await create(other.accessToken);
     for (const id of [uuidv7(), 'not-a-uuid', '123', theirs.id]) {
-      expectErrorsBody(await h.req('GET', `/api/v1/customers/${id}.json`, { token: s.accessToken }), 404);
+      expectApiErrorsBody(await h.req('GET', `/api/v1/customers/${id}.json`, { token: s.accessToken }), 404);
     }
   });
 });
@@ -339,7 +322,7 @@ describe('PUT /api/v1/customers/{id}.json (C6.3: emits customers/update)', () =>
       updated_at: expect.any(String),
     });
     expect(new Date(updated.updated_at).getTime()).toBeGreaterThan(new Date(c.updated_at).getTime());
-    expect(await events(s.merchant.storeId)).toEqual([
+    expect(await customerEvents(s.merchant.storeId)).toEqual([
       { topic: 'customers/create', payload: c },
       { topic: 'customers/update', payload: updated },
     ]);
@@ -352,11 +335,11 @@ describe('PUT /api/v1/customers/{id}.json (C6.3: emits customers/update)', () =>
     const cleared = (await h.req('PUT', `/api/v1/customers/${c.id}.json`, { token: s.accessToken, body: { phone: null, note: null, addresses: [] } })).json().customer;
     expect(cleared).toMatchObject({ phone: null, note: null, addresses: [], default_address: null });
 
-    const before = (await events(s.merchant.storeId)).length;
+    const before = (await customerEvents(s.merchant.storeId)).length;
     const dup = await h.req('PUT', `/api/v1/customers/${c.id}.json`, { token: s.accessToken, body: { email: taken.email.toUpperCase() } });
-    expect(expectErrorsBody(dup, 400, 'email').email).toEqual(['has already been taken']);
-    expectErrorsBody(await h.req('PUT', `/api/v1/customers/${c.id}.json`, { token: s.accessToken, body: { email: '' } }), 400, 'email');
-    expect((await events(s.merchant.storeId)).length).toBe(before); // failed updates emit nothing
+    expect(expectApiErrorsBody(dup, 400, 'email').email).toEqual(['has already been taken']);
+    expectApiErrorsBody(await h.req('PUT', `/api/v1/customers/${c.id}.json`, { token: s.accessToken, body: { email: '' } }), 400, 'email');
+    expect((await customerEvents(s.merchant.storeId)).length).toBe(before); // failed updates emit nothing
 
     // Its own email, in another case, is not a duplicate.
     const same = await h.req('PUT', `/api/v1/customers/${c.id}.json`, { token: s.accessToken, body: { email: c.email.toUpperCase() } });
@@ -369,9 +352,9 @@ describe('PUT /api/v1/customers/{id}.json (C6.3: emits customers/update)', () =>
     const other = await store();
     const theirs = await create(other.accessToken);
     for (const id of [uuidv7(), theirs.id, 'nope']) {
-      expectErrorsBody(await h.req('PUT', `/api/v1/customers/${id}.json`, { token: s.accessToken, body: { note: 'x' } }), 404);
+      expectApiErrorsBody(await h.req('PUT', `/api/v1/customers/${id}.json`, { token: s.accessToken, body: { note: 'x' } }), 404);
     }
-    expect((await events(other.merchant.storeId)).map((e) => e.topic)).toEqual(['customers/create']);
+    expect((await customerEvents(other.merchant.storeId)).map((e) => e.topic)).toEqual(['customers/create']);
   });
 });
 
@@ -388,17 +371,17 @@ describe('DELETE /api/v1/customers/{id}.json (C6.3: emits customers/delete)', ()
     expect(res.json()).toEqual({});
     expect(res.headers['x-svc-api-version']).toBe('2026-06');
 
-    expectErrorsBody(await h.req('GET', `/api/v1/customers/${c.id}.json`, { token: s.accessToken }), 404);
+    expectApiErrorsBody(await h.req('GET', `/api/v1/customers/${c.id}.json`, { token: s.accessToken }), 404);
     const { rows } = await h.db.query<{ customer_id: string | null; email: string }>('SELECT customer_id, email FROM orders WHERE id = $1', [orderId]);
     expect(rows).toEqual([{ customer_id: null, email: 'o@example.com' }]);
-    expect(await events(s.merchant.storeId)).toEqual([
+    expect(await customerEvents(s.merchant.storeId)).toEqual([
       { topic: 'customers/create', payload: c },
       { topic: 'customers/delete', payload: before },
     ]);
 
     // Gone: a second delete is a 404 and emits nothing more; the email is free again.
-    expectErrorsBody(await h.req('DELETE', `/api/v1/customers/${c.id}.json`, { token: s.accessToken }), 404);
-    expect((await events(s.merchant.storeId)).length).toBe(2);
+    expectApiErrorsBody(await h.req('DELETE', `/api/v1/customers/${c.id}.json`, { token: s.accessToken }), 404);
+    expect((await customerEvents(s.merchant.storeId)).length).toBe(2);
     expect((await post(s.accessToken, { email: c.email })).statusCode).toBe(201);
   });
 
@@ -406,7 +389,7 @@ describe('DELETE /api/v1/customers/{id}.json (C6.3: emits customers/delete)', ()
     const s = await store();
     const other = await store();
     const theirs = await create(other.accessToken);
-    expectErrorsBody(await h.req('DELETE', `/api/v1/customers/${theirs.id}.json`, { token: s.accessToken }), 404);
+    expectApiErrorsBody(await h.req('DELETE', `/api/v1/customers/${theirs.id}.json`, { token: s.accessToken }), 404);
     expect((await h.req('GET', `/api/v1/customers/${theirs.id}.json`, { token: other.accessToken })).statusCode).toBe(200);
   });
 });
@@ -424,7 +407,7 @@ describe('authentication on every customer route (Rules 1-2; C5.1 errors body)',
     for (const r of routes(uuidv7())) {
       for (const token of [undefined, 'svcat_never-issued']) {
         const res = await h.req(r.method, r.url, { token, body: r.body });
-        expectErrorsBody(res, 401);
+        expectApiErrorsBody(res, 401);
         expect(res.headers['x-ratelimit-limit']).toBeUndefined();
       }
     }
@@ -438,10 +421,10 @@ describe('authentication on every customer route (Rules 1-2; C5.1 errors body)',
     for (const r of routes(c.id)) {
       const token = r.scope === 'write_customers' ? readOnly.accessToken : writeOnly.accessToken;
       const res = await h.req(r.method, r.url, { token, body: r.body });
-      expectErrorsBody(res, 403);
+      expectApiErrorsBody(res, 403);
       expect(res.headers['x-ratelimit-limit']).toBe('500');
     }
-    expect((await events(readOnly.merchant.storeId)).length + (await events(writeOnly.merchant.storeId)).length).toBe(0);
+    expect((await customerEvents(readOnly.merchant.storeId)).length + (await customerEvents(writeOnly.merchant.storeId)).length).toBe(0);
   });
 
   it("another store's customer -> 404 on get, update and delete (tokens are bound to their store)", async () => {
@@ -449,7 +432,7 @@ describe('authentication on every customer route (Rules 1-2; C5.1 errors body)',
     const c = await create(owner.accessToken);
     const stranger = await store();
     for (const r of routes(c.id).filter((r) => r.url.includes(c.id))) {
-      expectErrorsBody(await h.req(r.method, r.url, { token: stranger.accessToken, body: r.body }), 404);
+      expectApiErrorsBody(await h.req(r.method, r.url, { token: stranger.accessToken, body: r.body }), 404);
     }
     expect((await h.req('GET', `/api/v1/customers/${c.id}.json`, { token: owner.accessToken })).json().customer).toEqual(c);
   });
@@ -469,7 +452,7 @@ describe('merchant POST /customers (C7.1)', () => {
     expect(body.data.default_address).toEqual({ address1: null, city: 'Oslo', province: null, country: 'NO', zip: null, phone: null });
     const { rows } = await h.db.query('SELECT store_id FROM customers WHERE id = $1', [body.data.id]);
     expect(rows[0].store_id).toBe(m.storeId);
-    expect(await events(m.storeId)).toEqual([{ topic: 'customers/create', payload: body.data }]);
+    expect(await customerEvents(m.storeId)).toEqual([{ topic: 'customers/create', payload: body.data }]);
   });
 
   it('errors are envelopes: missing or duplicate email 400; no token or a bad one 401; a partner 403', async () => {
@@ -482,20 +465,20 @@ describe('merchant POST /customers (C7.1)', () => {
     expectEnvelopeError(await h.req('POST', '/customers', { token: 'not-a-jwt', body: { email: `n-${uniq()}@example.com` } }), 401);
     const partner = await signupPartner(h);
     expectEnvelopeError(await h.req('POST', '/customers', { token: partner.token, body: { email: `n-${uniq()}@example.com` } }), 403);
-    expect((await events(m.storeId)).length).toBe(1);
+    expect((await customerEvents(m.storeId)).length).toBe(1);
   });
 
   it('store staff create in their own store; a storeId in the body cannot point elsewhere', async () => {
     const m = await signupMerchant(h);
     const other = await signupMerchant(h);
     for (const role of ['STAFF_ADMIN', 'MANAGER'] as const) {
-      const token = await staffToken(m.token, role);
+      const token = await staffToken(h, m.token, role);
       const res = await h.req('POST', '/customers', { token, body: { email: `${role}-${uniq()}@example.com`, storeId: other.storeId } });
       expect(res.statusCode).toBe(201);
       const { rows } = await h.db.query('SELECT store_id FROM customers WHERE id = $1', [res.json().data.id]);
       expect(rows[0].store_id).toBe(m.storeId);
     }
-    expect(await events(other.storeId)).toEqual([]);
+    expect(await customerEvents(other.storeId)).toEqual([]);
   });
 
   it('the operator names the store with storeId: 400 without it or for no store, 201 with it', async () => {
@@ -505,7 +488,7 @@ describe('merchant POST /customers (C7.1)', () => {
     expectEnvelopeError(await h.req('POST', '/customers', { token: ops, body: { email: `o-${uniq()}@example.com`, storeId: uuidv7() } }), 400);
     const res = await h.req('POST', '/customers', { token: ops, body: { email: `o-${uniq()}@example.com`, storeId: m.storeId } });
     expect(res.statusCode).toBe(201);
-    expect((await events(m.storeId)).map((e) => e.topic)).toEqual(['customers/create']);
+    expect((await customerEvents(m.storeId)).map((e) => e.topic)).toEqual(['customers/create']);
   });
 });
 

@@ -6,6 +6,8 @@ import fc from 'fast-check';
 import { openTestDb } from './helpers/harness.js';
 import type { Db } from '../src/db/db.js';
 import { sqlLiteral } from '../src/db/pglite.js';
+import { insertRow, insertSql, updateRow, updateSql } from '../src/db/sql.js';
+import { dbErrorKind, isCheckViolation, isDataException, isForeignKeyViolation, isNotNullViolation, isUniqueViolation } from '../src/db/errors.js';
 
 let db: Db;
 beforeAll(async () => {
@@ -52,5 +54,81 @@ describe('named statements', () => {
   it('work inside transactions', async () => {
     const r = await db.transaction((tx) => tx.query('SELECT $1::int + 1 AS v', [1], { name: 'test_tx_add' }));
     expect(r.rows[0].v).toBe(2);
+  });
+});
+
+describe('insertRow and updateRow (src/db/sql.ts)', () => {
+  it('name every column and number every value, with the casts asked for', () => {
+    const ins = insertSql('orders', { id: 'a', tags: ['x'], note: null, skipped: undefined, n: 3 }, { casts: { tags: 'jsonb' }, returning: '*' });
+    expect(ins.sql).toBe('INSERT INTO orders (id, tags, note, n) VALUES ($1, $2::jsonb, $3, $4) RETURNING *');
+    expect(ins.params).toEqual(['a', '["x"]', null, 3]);
+    expect(ins.name).toBeUndefined();
+    const upd = updateSql('orders', { id: 'a', cancelled_at: null }, { status: 'paid', discount: { code: 'X' } }, { casts: { discount: 'jsonb' } });
+    expect(upd.sql).toBe('UPDATE orders SET status = $1, discount = $2::jsonb WHERE id = $3 AND cancelled_at IS NULL');
+    expect(upd.params).toEqual(['paid', '{"code":"X"}', 'a']);
+  });
+
+  it('derive one stable statement name per statement text', () => {
+    const a = insertSql('orders', { id: 1, n: 2 }, { name: true });
+    expect(a.name).toMatch(/^ins_orders_[0-9a-f]{10}$/);
+    expect(insertSql('orders', { id: 9, n: 8 }, { name: true }).name).toBe(a.name);
+    expect(insertSql('orders', { id: 1 }, { name: true }).name).not.toBe(a.name);
+  });
+
+  it('refuse anything but plain identifiers and type names in the SQL text', () => {
+    expect(() => insertSql('orders', { 'id) VALUES (1); --': 1 })).toThrow(/identifier/);
+    expect(() => insertSql('orders; DROP TABLE x', { id: 1 })).toThrow(/identifier/);
+    expect(() => updateSql('orders', { id: 1 }, { Status: 'x' })).toThrow(/identifier/);
+    expect(() => updateSql('orders', { 'id = id OR true': 1 }, { status: 'x' })).toThrow(/identifier/);
+    expect(() => insertSql('orders', { id: 1 }, { casts: { id: 'text); --' } })).toThrow(/type name/);
+    expect(() => updateSql('orders', {}, { status: 'x' })).toThrow(/WHERE/);
+    expect(() => updateSql('orders', { id: 1 }, { status: undefined })).toThrow(/without changes/);
+  });
+
+  it('write and change rows on the database, values only ever as parameters', async () => {
+    await db.transaction(async (tx) => {
+      await tx.query('CREATE TEMP TABLE sql_helper_rows (id int PRIMARY KEY, name text NOT NULL, doc jsonb, n numeric) ON COMMIT DROP');
+      const hostile = "x'); DROP TABLE users; --";
+      const { rows } = await insertRow(tx, 'sql_helper_rows', { id: 1, name: hostile, doc: { a: [1, "q'"] }, n: '1.50' }, { casts: { doc: 'jsonb', n: 'numeric' }, returning: '*', name: true });
+      expect(rows[0]).toMatchObject({ id: 1, name: hostile, doc: { a: [1, "q'"] } });
+      const changed = await updateRow(tx, 'sql_helper_rows', { id: 1 }, { doc: null, name: 'y' }, { casts: { doc: 'jsonb' }, returning: 'name, doc', name: true });
+      expect(changed.rows).toEqual([{ name: 'y', doc: null }]);
+      const none = await updateRow(tx, 'sql_helper_rows', { id: 2 }, { name: 'z' });
+      expect(none.rowCount).toBe(0);
+    });
+  });
+});
+
+describe('database errors (src/db/errors.ts)', () => {
+  it('are told apart by kind and constraint, on both drivers', async () => {
+    const caught = await db.transaction(async (tx) => {
+      await tx.query('CREATE TEMP TABLE err_parent (id int PRIMARY KEY) ON COMMIT DROP');
+      await tx.query('CREATE TEMP TABLE err_child (id int PRIMARY KEY, parent int REFERENCES err_parent (id), qty int NOT NULL CHECK (qty > 0)) ON COMMIT DROP');
+      const attempt = async (sql: string, params: unknown[]) => {
+        await tx.query('SAVEPOINT s');
+        const err = await tx.query(sql, params).then(() => null, (e) => e);
+        await tx.query('ROLLBACK TO SAVEPOINT s');
+        return err;
+      };
+      await tx.query('INSERT INTO err_parent VALUES (1)');
+      return {
+        unique: await attempt('INSERT INTO err_parent VALUES ($1)', [1]),
+        foreignKey: await attempt('INSERT INTO err_child VALUES (1, $1, 1)', [2]),
+        check: await attempt('INSERT INTO err_child VALUES (1, 1, $1)', [0]),
+        notNull: await attempt('INSERT INTO err_child VALUES (1, 1, $1)', [null]),
+        data: await attempt('SELECT $1::uuid', ['not-a-uuid']),
+      };
+    });
+    expect(isUniqueViolation(caught.unique)).toBe(true);
+    expect(isUniqueViolation(caught.unique, 'err_parent_pkey')).toBe(true);
+    expect(isUniqueViolation(caught.unique, 'other_key')).toBe(false);
+    expect(isForeignKeyViolation(caught.foreignKey, 'err_child_parent_fkey')).toBe(true);
+    expect(isCheckViolation(caught.check, 'err_child_qty_check')).toBe(true);
+    expect(isNotNullViolation(caught.notNull, 'qty')).toBe(true);
+    expect(isDataException(caught.data)).toBe(true);
+    expect(dbErrorKind(caught.unique)).toBe('unique_violation');
+    expect(isUniqueViolation(caught.foreignKey)).toBe(false);
+    expect(dbErrorKind(new Error('duplicate key value violates unique constraint "x"'))).toBeNull();
+    expect(isUniqueViolation({ code: '23505' })).toBe(false);
   });
 });

@@ -2,8 +2,8 @@
 // reviews feeding rating and reviewCount (C10.8, C14.9).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { createTestApp } from './helpers/fixtures.js';
-import { developer, install, merchant, operator, paidApp, type Developer } from './billing.fixtures.js';
+import { createTestApp } from './helpers/actors.js';
+import { developer, install, merchant, operator, paidApp, type Developer } from './helpers/billing.js';
 import { runBillingCharges } from '../src/billing/charges.js';
 
 let h: Harness;

@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner, storeWithApp } from './helpers/fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { operatorToken, signupMerchant, signupPartner, staffToken, storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
 import { insertDemoStoreData } from '../src/seed/demo-store.js';
 import { isActiveAt } from '../src/discounts/discounts.service.js';
@@ -22,12 +23,6 @@ afterEach(() => {
 type Res = Awaited<ReturnType<Harness['req']>>;
 const uniq = () => randomBytes(4).toString('hex');
 const store = (scopes = ['read_discounts']) => storeWithApp(h, { scopes, tier: 'enterprise' });
-
-function expectEnvelopeError(res: Res, status: number, messagePart?: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  if (messagePart) expect(res.json().message).toContain(messagePart);
-}
 
 /** Freeze the service clock at `ms` (the rate limiter and the JWTs are unaffected). */
 function freezeClock(ms: number) {
@@ -183,9 +178,7 @@ describe('merchant POST /discounts (C7.1, C14.4)', () => {
     expectEnvelopeError(await postDiscount('eyJhbGciOiJIUzI1NiJ9.e30.bad', body()), 401);
     expectEnvelopeError(await postDiscount((await signupPartner(h)).token, body()), 403);
     for (const role of ['STAFF_ADMIN', 'MANAGER'] as const) {
-      const email = `st-${uniq()}@example.com`;
-      await h.req('POST', '/stores/staff', { token: m.token, body: { email, password: 'staff-password', name: 'S', role } });
-      const token = (await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } })).json().data.token;
+      const token = await staffToken(h, m, role);
       expect((await postDiscount(token, body())).statusCode).toBe(201);
     }
     const ops = await operatorToken(h);

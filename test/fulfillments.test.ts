@@ -5,9 +5,11 @@
 // email when the order moves into shipped or partial and notify_customer is true (email log, C12.3).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, storeWithApp } from './helpers/fixtures.js';
+import { operatorToken, storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
-import { eventsOf, expectEnvelopeError, insertProduct, orderBody, orderStore, takeOrder, uniq } from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { eventsOf } from './helpers/events.js';
+import { insertProduct, orderBody, orderStore, takeOrder, uniq } from './helpers/orders.js';
 
 let h: Harness;
 let ops: string;

@@ -17,8 +17,7 @@
 // FUZZ_SEED and FUZZ_CASES replay or widen a run; FUZZ_STATS=1 prints the statuses seen per
 // operation (how deep the cases reach), FUZZ_TRACE=<regex> every request of the matching operations.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
-import { unlimitedLimiter } from './fixtures/catalog.js';
+import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
 import { addKey, BODY_VALUES, hash32, prng, putValue, repeatElement, toJson, URL_VALUES, WRONG_BODIES, type Mutated, type Rand } from './fixtures/fuzz-inputs.js';
 import { knownParam, knownQuery, makeKnown, seedBodies, type Known } from './fixtures/fuzz-seeds.js';
 

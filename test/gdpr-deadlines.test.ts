@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { createTestApp, installApp, signupPartner, storeWithApp, type Merchant, type TestApp } from './helpers/fixtures.js';
+import { createTestApp, installApp, signupPartner, storeWithApp, type Merchant, type TestApp } from './helpers/actors.js';
+import { gdprAppBody } from './helpers/gdpr.js';
 import { ensureOperator } from '../src/accounts/accounts.service.js';
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { gdprDispatcher, recoverDispatches } from '../src/gdpr/gdpr.dispatch.js';
@@ -50,19 +51,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let seq = 0;
 const settle = () => gdprDispatcher(h.deps).settle();
 
-function gdprAppBody(tag: string) {
-  return {
-    scopes: ['read_shop', 'read_customers', 'read_orders'], tier: 'enterprise',
-    gdprUrls: { customerDataRequest: `${rx.url}/${tag}/data`, customerRedact: `${rx.url}/${tag}/redact`, shopRedact: `${rx.url}/${tag}/shop` },
-  };
-}
-
 /** A store with two apps of different developers, each with its own receiver paths. */
 async function twoApps() {
   const tag = `d${++seq}`;
-  const a = await storeWithApp(h, gdprAppBody(`${tag}a`));
+  const a = await storeWithApp(h, gdprAppBody(rx.url, `${tag}a`));
   const partner = await signupPartner(h);
-  const appB = await createTestApp(h, partner.token, gdprAppBody(`${tag}b`));
+  const appB = await createTestApp(h, partner.token, gdprAppBody(rx.url, `${tag}b`));
   const b = { app: appB, ...(await installApp(h, a.merchant, appB)) };
   const at = h.clock.nowMs();
   issued.set(a.merchant.email, { token: a.merchant.token, at });

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, storeWithApp, type Merchant } from './helpers/fixtures.js';
+import { createTestApp, installApp, type Merchant, operatorToken, signupMerchant, signupPartner, staffToken, storeWithApp } from './helpers/actors.js';
+import { gdprAppBody } from './helpers/gdpr.js';
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';
 
@@ -30,18 +31,9 @@ let seq = 0;
 /** Waits for the background dispatches (webhooks go out after the response). */
 const settle = () => gdprDispatcher(h.deps).settle();
 
-/** An app with its own gdprUrls under `/<tag>/...` on the receiver; GDPR topics need read_customers (C14.10). */
-function gdprAppBody(tag: string, extra: Record<string, unknown> = {}) {
-  return {
-    scopes: ['read_shop', 'read_customers', 'read_orders'], tier: 'enterprise',
-    gdprUrls: { customerDataRequest: `${rx.url}/${tag}/data`, customerRedact: `${rx.url}/${tag}/redact`, shopRedact: `${rx.url}/${tag}/shop` },
-    ...extra,
-  };
-}
-
 async function gdprStore(extra: Record<string, unknown> = {}) {
   const tag = `s${++seq}`;
-  const s = await storeWithApp(h, gdprAppBody(tag, extra));
+  const s = await storeWithApp(h, gdprAppBody(rx.url, tag, extra));
   return { ...s, tag };
 }
 
@@ -206,7 +198,7 @@ describe('C9.1 merchant routes and the webhooks (app-api.md GDPR webhooks)', () 
     const s = await gdprStore();
     // An app with no gdprUrls and no subscription: still notified (counted, and owes an answer).
     const silent = await secondApp(s.merchant, { scopes: ['read_shop'] });
-    const gone = await secondApp(s.merchant, gdprAppBody(`${s.tag}-gone`));
+    const gone = await secondApp(s.merchant, gdprAppBody(rx.url, `${s.tag}-gone`));
     expect((await h.req('DELETE', `/apps/installations/${gone.installationId}`, { token: s.merchant.token })).statusCode).toBe(200);
 
     const res = await h.req('POST', '/apps/gdpr/shop-redact', { token: s.merchant.token });
@@ -324,19 +316,15 @@ describe('C9.1 merchant routes and the webhooks (app-api.md GDPR webhooks)', () 
     expect((await h.req('GET', `/apps/gdpr/requests/${byOp.json().data.requestId}`, { token: op })).statusCode).toBe(200);
     expect((await h.req('GET', `/apps/gdpr/requests?storeId=${s.merchant.storeId}`, { token: op })).json().count).toBe(2);
 
-    const staffEmail = `staff-${++seq}@example.com`;
-    const staff = await h.req('POST', '/stores/staff', { token: s.merchant.token, body: { email: staffEmail, password: 'correct-horse', name: 'Staff', role: 'MANAGER' } });
-    expect(staff.statusCode, staff.body).toBe(201);
-    const login = await h.req('POST', '/auth/login', { body: { email: staffEmail, password: 'correct-horse' } });
-    const staffToken = login.json().data.token;
-    expect((await h.req('GET', '/apps/gdpr/requests', { token: staffToken })).json().count).toBe(2);
+    const staff = await staffToken(h, s.merchant, 'MANAGER');
+    expect((await h.req('GET', '/apps/gdpr/requests', { token: staff })).json().count).toBe(2);
   });
 });
 
 describe('C9.2 app routes: acknowledge and complete', () => {
   it('per-app states and the request state: acknowledged when every app acknowledged, completed when every app completed', async () => {
     const s = await gdprStore();
-    const b = await secondApp(s.merchant, gdprAppBody(`${s.tag}-b`));
+    const b = await secondApp(s.merchant, gdprAppBody(rx.url, `${s.tag}-b`));
     const res = await post(s.merchant.token, 'data-request', { customerEmail: 'ada@example.com' });
     expect(res.json().data.appsNotified).toBe(2);
     const { requestId } = res.json().data;
@@ -409,7 +397,7 @@ describe('C9.2 app routes: acknowledge and complete', () => {
     // A merchant JWT is not an app token.
     expect((await h.req('POST', `/apps/gdpr/acknowledge/${requestId}`, { token: s.merchant.token })).statusCode).toBe(401);
 
-    const late = await secondApp(s.merchant, gdprAppBody(`${s.tag}-late`)); // installed after the request
+    const late = await secondApp(s.merchant, gdprAppBody(rx.url, `${s.tag}-late`)); // installed after the request
     const elsewhere = await gdprStore(); // the same kind of app, on another store
     const cases: [string, string][] = [
       [late.accessToken, requestId],
@@ -485,7 +473,7 @@ describe('C14.8 list and detail', () => {
 describe('platform-side erasure of a customers/redact request', () => {
   it('once every app completed: the customer and their orders lose name, email, phone and addresses; totals stay; others untouched', async () => {
     const s = await gdprStore();
-    const b = await secondApp(s.merchant, gdprAppBody(`${s.tag}-b`));
+    const b = await secondApp(s.merchant, gdprAppBody(rx.url, `${s.tag}-b`));
     const c = await customer(s.merchant);
     const o1 = await order(s.merchant, c.email);
     const other = await customer(s.merchant);

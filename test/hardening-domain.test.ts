@@ -5,8 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { createHarness, TEST_SECRET, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, storeWithApp } from './helpers/fixtures.js';
-import { eventsOf, expectEnvelopeError, insertProduct, orderBody, orderStore, takeOrder } from './orders.fixtures.js';
+import { operatorToken, signupMerchant, storeWithApp } from './helpers/actors.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { eventsOf } from './helpers/events.js';
+import { insertProduct, orderBody, orderStore, takeOrder } from './helpers/orders.js';
 import { MAX_CLOCK_OFFSET_MS, loadClockOffset } from '../src/platform/clock-store.js';
 import { TestClock } from '../src/clock.js';
 import { isoCurrency, hundredthsStep } from '../src/currencies.js';

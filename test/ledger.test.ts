@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { insertDeveloperWithInstallation } from './billing.fixtures.js';
+import { insertDeveloperWithInstallation } from './helpers/billing.js';
 import { uuidv7 } from '../src/ids.js';
 import type { Deps } from '../src/deps.js';
 import type { Queryable } from '../src/db/db.js';

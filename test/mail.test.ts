@@ -4,9 +4,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant } from './helpers/fixtures.js';
+import { operatorToken, signupMerchant } from './helpers/actors.js';
 import { recordMail, resendStaleMail, sendMail, STALE_QUEUED_MS } from '../src/mail/mail.js';
-import { expectEnvelopeError, uniq } from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { uniq } from './helpers/orders.js';
 
 let h: Harness;
 let ops: string;

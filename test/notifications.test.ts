@@ -3,7 +3,7 @@
 // gdpr-deadlines.test.ts; here the list itself and its four authentication checks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner } from './helpers/fixtures.js';
+import { operatorToken, signupMerchant, signupPartner, staffToken } from './helpers/actors.js';
 import { createNotification } from '../src/notifications/notifications.repo.js';
 
 let h: Harness;
@@ -77,9 +77,7 @@ describe('GET /notifications', () => {
     expect(byOp.statusCode).toBe(200);
     expect(byOp.json().count).toBe(1);
 
-    const email = `staff-${m.storeId.slice(-8)}@example.com`;
-    expect((await h.req('POST', '/stores/staff', { token: m.token, body: { email, password: 'correct-horse', name: 'Staff', role: 'STAFF_ADMIN' } })).statusCode).toBe(201);
-    const staff = (await h.req('POST', '/auth/login', { body: { email, password: 'correct-horse' } })).json().data.token;
+    const staff = await staffToken(h, m, 'STAFF_ADMIN');
     expect((await h.req('GET', '/notifications', { token: staff })).json().count).toBe(1);
   });
 });

@@ -6,7 +6,8 @@ import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { createTestApp, installApp, signupMerchant, signupPartner, storeWithApp, type Merchant, type TestApp } from './helpers/fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { createTestApp, installApp, signupMerchant, signupPartner, storeWithApp, type Merchant, type TestApp } from './helpers/actors.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -17,13 +18,6 @@ afterAll(() => h?.close());
 const uniq = () => randomBytes(5).toString('hex');
 const THIRTY_DAYS = 30 * 24 * 3600;
 const APP_SCOPES = ['read_products', 'write_products', 'read_orders'];
-
-function expectEnvelopeError(res: { statusCode: number; json(): any }, status: number) {
-  expect(res.statusCode).toBe(status);
-  const body = res.json();
-  expect(body).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  return body;
-}
 
 async function authorizeRes(token: string | undefined, query: Record<string, string>, headers: Record<string, string> = {}) {
   return h.req('GET', `/apps/oauth/authorize?${new URLSearchParams(query)}`, { token, headers });
@@ -166,7 +160,7 @@ describe('C4.1 authorize', () => {
 describe('C4.2 handoff signature', () => {
   it('C4.2 hmac = hex HMAC-SHA256(client secret, sorted name=value of the other params joined by &); shop = store slug', async () => {
     const storeName = `Signed Store ${uniq()}`;
-    const merchant = await signupMerchant(h, storeName);
+    const merchant = await signupMerchant(h, { storeName });
     const partner = await signupPartner(h);
     const app = await createTestApp(h, partner.token);
     const handoff = await authorize(merchant, app);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken, storeWithApp } from './helpers/fixtures.js';
+import { operatorToken, storeWithApp } from './helpers/actors.js';
 import { privateDatabase } from './fixtures/webhook-harness.js';
 import { emitEvent, subscribe, webhookStore } from './fixtures/webhook-setup.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';

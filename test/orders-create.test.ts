@@ -6,10 +6,10 @@
 // orders/create body (app-api.md Payload conventions, C8.8).
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken } from './helpers/fixtures.js';
-import {
-  eventsOf, expectEnvelopeError, insertProduct, orderBody, orderStore, stockOf, takeOrder, uniq, variantStock,
-} from './orders.fixtures.js';
+import { operatorToken } from './helpers/actors.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { eventsOf } from './helpers/events.js';
+import { insertProduct, orderBody, orderStore, stockOf, takeOrder, uniq, variantStock } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

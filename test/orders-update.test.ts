@@ -3,11 +3,11 @@
 // item). Events: orders/updated on every change, orders/paid and orders/cancelled when they apply.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { operatorToken } from './helpers/fixtures.js';
+import { operatorToken, staffToken } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
-import {
-  eventsOf, expectEnvelopeError, insertProduct, orderBody, orderStore, staffToken, stockOf, takeOrder, uniq, variantStock,
-} from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { eventsOf } from './helpers/events.js';
+import { insertProduct, orderBody, orderStore, stockOf, takeOrder, uniq, variantStock } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -3,9 +3,10 @@
 // filter mapping). Orders are taken through C7.1 `POST /orders` (tested in orders-create.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
-import { address, expectErrorsBody, insertProduct, orderBody, orderStore, takeOrder, uniq } from './orders.fixtures.js';
+import { expectErrorsBody } from './helpers/expect.js';
+import { address, insertProduct, orderBody, orderStore, takeOrder, uniq } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

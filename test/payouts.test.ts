@@ -3,7 +3,7 @@
 // PostgreSQL the concurrency guarantees (three sweeps at once, two dispatchers, billing twice).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { advanceTo, developer, install, merchant, operator, paidApp, type Developer } from './billing.fixtures.js';
+import { advanceTo, developer, install, merchant, operator, paidApp, type Developer } from './helpers/billing.js';
 import { openPostgres } from '../src/db/postgres.js';
 import type { Db } from '../src/db/db.js';
 import type { Deps } from '../src/deps.js';

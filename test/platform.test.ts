@@ -1,7 +1,7 @@
 // Migrations, the outbox (C8.1), the operator controls (C12.1, C12.2) and health (C1.4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, openTestDb, type Harness } from './helpers/harness.js';
-import { operatorToken, signupMerchant, signupPartner } from './helpers/fixtures.js';
+import { operatorToken, signupMerchant, signupPartner } from './helpers/actors.js';
 import { loadMigrations, migrate, MigrationError } from '../src/db/migrate.js';
 import { emit } from '../src/outbox/emit.js';
 

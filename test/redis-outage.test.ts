@@ -5,7 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { freePort } from './helpers/process.js';
 import { createLogger } from '../src/platform/logger.js';
 

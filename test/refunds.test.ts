@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { uuidv7 } from '../src/ids.js';
-import { eventsOf, expectEnvelopeError, insertProduct, orderBody, orderStore, stockOf, takeOrder, variantStock } from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { eventsOf } from './helpers/events.js';
+import { insertProduct, orderBody, orderStore, stockOf, takeOrder, variantStock } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

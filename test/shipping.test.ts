@@ -3,7 +3,8 @@
 // included (C5.1). Each test names its clause.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
+import { expectEnvelopeError } from './helpers/expect.js';
 import { uuidv7 } from '../src/ids.js';
 import { insertDemoStoreData } from '../src/seed/demo-store.js';
 
@@ -17,11 +18,10 @@ type Res = Awaited<ReturnType<Harness['req']>>;
 const store = (scopes = ['read_shipping', 'write_shipping']) => storeWithApp(h, { scopes, tier: 'enterprise' });
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function expectEnvelopeError(res: Res, status: number, messagePart?: string) {
-  expect(res.statusCode).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
+/** The shared envelope error, from an App API route: with its version header (C5.1). */
+function expectApiEnvelopeError(res: Res, status: number, messagePart?: string) {
+  expectEnvelopeError(res, status, messagePart);
   expect(res.headers['x-svc-api-version']).toBe('2026-06');
-  if (messagePart) expect(res.json().message).toContain(messagePart);
 }
 
 const post = (token: string, body: unknown) => h.req('POST', '/api/v1/shipping_zones.json', { token, body });
@@ -87,7 +87,7 @@ describe('POST /api/v1/shipping_zones.json (app-api.md; write_shipping)', () => 
   it('missing or blank name -> 400 envelope error; nothing stored', async () => {
     const s = await store();
     for (const body of [{}, { name: '' }, { name: '  ' }, { shippingName: ' ' }, { name: null }, { countries: ['US'] }]) {
-      expectEnvelopeError(await post(s.accessToken, body), 400, 'name');
+      expectApiEnvelopeError(await post(s.accessToken, body), 400, 'name');
     }
     expect(await zoneCount(s.merchant.storeId)).toBe(0);
   });
@@ -95,10 +95,10 @@ describe('POST /api/v1/shipping_zones.json (app-api.md; write_shipping)', () => 
   it('country codes outside ISO 3166-1 alpha-2 -> 400 envelope naming them (C6.10)', async () => {
     const s = await store();
     for (const countries of [['UK'], ['USA'], ['US', 'XX'], ['840'], ['U'], [''], [1], [null], ['United States']]) {
-      expectEnvelopeError(await post(s.accessToken, { name: 'Z', countries }), 400, 'countries');
+      expectApiEnvelopeError(await post(s.accessToken, { name: 'Z', countries }), 400, 'countries');
     }
-    expectEnvelopeError(await post(s.accessToken, { name: 'Z', zone: ['ZZ'] }), 400, 'ZZ');
-    expectEnvelopeError(await post(s.accessToken, { name: 'Z', countries: 'US' }), 400, 'countries');
+    expectApiEnvelopeError(await post(s.accessToken, { name: 'Z', zone: ['ZZ'] }), 400, 'ZZ');
+    expectApiEnvelopeError(await post(s.accessToken, { name: 'Z', countries: 'US' }), 400, 'countries');
     expect(await zoneCount(s.merchant.storeId)).toBe(0);
     // Every assigned code passes, whatever the case.
     expect((await zone(s.accessToken, { countries: ['gb', 'Jp', 'BR', 'ZA', 'AQ'] })).zone).toEqual(['GB', 'JP', 'BR', 'ZA', 'AQ']);
@@ -119,8 +119,8 @@ describe('POST /api/v1/shipping_zones.json (app-api.md; write_shipping)', () => 
       [{ minPrice: 100, maxPrice: 50 }, 'minPrice'],
       [{ description: 5 }, 'description'],
     ];
-    for (const [patch, field] of cases) expectEnvelopeError(await post(s.accessToken, { name: 'Z', ...patch }), 400, field);
-    expectEnvelopeError(await h.req('POST', '/api/v1/shipping_zones.json', { token: s.accessToken, payload: '{', headers: { 'content-type': 'application/json' } }), 400);
+    for (const [patch, field] of cases) expectApiEnvelopeError(await post(s.accessToken, { name: 'Z', ...patch }), 400, field);
+    expectApiEnvelopeError(await h.req('POST', '/api/v1/shipping_zones.json', { token: s.accessToken, payload: '{', headers: { 'content-type': 'application/json' } }), 400);
     expect(await zoneCount(s.merchant.storeId)).toBe(0);
   });
 });
@@ -168,7 +168,7 @@ describe('GET, PUT and DELETE /api/v1/shipping_zones/{id}.json (C6.10)', () => {
     const other = await store();
     const theirs = await zone(other.accessToken);
     for (const id of [uuidv7(), 'nope', theirs.shippingZoneId]) {
-      expectEnvelopeError(await h.req('GET', `/api/v1/shipping_zones/${id}.json`, { token: s.accessToken }), 404);
+      expectApiEnvelopeError(await h.req('GET', `/api/v1/shipping_zones/${id}.json`, { token: s.accessToken }), 404);
     }
   });
 
@@ -188,14 +188,14 @@ describe('GET, PUT and DELETE /api/v1/shipping_zones/{id}.json (C6.10)', () => {
     const s = await store();
     const z = await zone(s.accessToken, { minWeight: 1, maxWeight: 2 });
     const put = (id: string, body: unknown) => h.req('PUT', `/api/v1/shipping_zones/${id}.json`, { token: s.accessToken, body });
-    expectEnvelopeError(await put(z.shippingZoneId, { name: ' ' }), 400, 'name');
-    expectEnvelopeError(await put(z.shippingZoneId, { countries: ['EU'] }), 400, 'countries');
-    expectEnvelopeError(await put(z.shippingZoneId, { minWeight: 3 }), 400, 'minWeight');
-    expectEnvelopeError(await put(z.shippingZoneId, 'text'), 400);
+    expectApiEnvelopeError(await put(z.shippingZoneId, { name: ' ' }), 400, 'name');
+    expectApiEnvelopeError(await put(z.shippingZoneId, { countries: ['EU'] }), 400, 'countries');
+    expectApiEnvelopeError(await put(z.shippingZoneId, { minWeight: 3 }), 400, 'minWeight');
+    expectApiEnvelopeError(await put(z.shippingZoneId, 'text'), 400);
     const other = await store();
     const theirs = await zone(other.accessToken, { name: 'Theirs' });
-    expectEnvelopeError(await put(theirs.shippingZoneId, { name: 'Mine now' }), 404);
-    expectEnvelopeError(await put(uuidv7(), { name: 'X' }), 404);
+    expectApiEnvelopeError(await put(theirs.shippingZoneId, { name: 'Mine now' }), 404);
+    expectApiEnvelopeError(await put(uuidv7(), { name: 'X' }), 404);
     expect((await h.req('GET', `/api/v1/shipping_zones/${theirs.shippingZoneId}.json`, { token: other.accessToken })).json().data.shipping_zone.shippingName).toBe('Theirs');
     expect((await h.req('GET', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken })).json().data.shipping_zone).toEqual(z);
   });
@@ -207,10 +207,10 @@ describe('GET, PUT and DELETE /api/v1/shipping_zones/{id}.json (C6.10)', () => {
     const res = await h.req('DELETE', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 200, state: 'success', message: null, data: null, count: null, pagination: null });
-    expectEnvelopeError(await h.req('GET', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken }), 404);
-    expectEnvelopeError(await h.req('DELETE', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken }), 404);
+    expectApiEnvelopeError(await h.req('GET', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken }), 404);
+    expectApiEnvelopeError(await h.req('DELETE', `/api/v1/shipping_zones/${z.shippingZoneId}.json`, { token: s.accessToken }), 404);
     const other = await store();
-    expectEnvelopeError(await h.req('DELETE', `/api/v1/shipping_zones/${keep.shippingZoneId}.json`, { token: other.accessToken }), 404);
+    expectApiEnvelopeError(await h.req('DELETE', `/api/v1/shipping_zones/${keep.shippingZoneId}.json`, { token: other.accessToken }), 404);
     expect((await h.req('GET', '/api/v1/shipping_zones.json', { token: s.accessToken })).json().data.shipping_zones).toEqual([keep]);
     // Shipping zone changes have no events (app-api.md Events).
     expect((await h.db.query('SELECT topic FROM events WHERE store_id = $1', [s.merchant.storeId])).rows).toEqual([]);
@@ -234,11 +234,11 @@ describe('authentication on every shipping zone route (Rules 1-2; C5.1 envelope)
     for (const r of routes(z.shippingZoneId)) {
       for (const token of [undefined, 'svcat_never-issued']) {
         const res = await h.req(r.method, r.url, { token, body: r.body });
-        expectEnvelopeError(res, 401);
+        expectApiEnvelopeError(res, 401);
         expect(res.headers['x-ratelimit-limit']).toBeUndefined();
       }
       const res = await h.req(r.method, r.url, { token: r.scope === 'write' ? readOnly.accessToken : writeOnly.accessToken, body: r.body });
-      expectEnvelopeError(res, 403);
+      expectApiEnvelopeError(res, 403);
       expect(res.headers['x-ratelimit-limit']).toBe('500');
     }
     expect(await zoneCount(readOnly.merchant.storeId)).toBe(0);

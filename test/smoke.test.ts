@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -2,7 +2,8 @@
 // occurredAt defaults to now) and the customer-facing order status behind `order_status_url`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { expectEnvelopeError, insertProduct, orderBody, orderStore, takeOrder } from './orders.fixtures.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { insertProduct, orderBody, orderStore, takeOrder } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {

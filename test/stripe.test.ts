@@ -2,6 +2,7 @@
 // with app-api.md's payload, once per event id, and nothing after subscriptions/cancelled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { events } from './helpers/events.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { runDeliveries, subscribe, webhookStore } from './fixtures/webhook-setup.js';
@@ -27,11 +28,6 @@ function post(body: unknown, options: { secret?: string; header?: string | null;
   return h.req('POST', '/payments/stripe/webhook', { payload, headers });
 }
 
-async function eventsOf(storeId: string) {
-  const { rows } = await h.db.query<{ topic: string; payload: any }>('SELECT topic, payload FROM events WHERE store_id = $1 ORDER BY created_at, id', [storeId]);
-  return rows;
-}
-
 let seq = 0;
 const newRef = (storeId: string): SubscriptionRef => ({ subscriptionId: `sub_${Date.now().toString(36)}_${++seq}`, storeId, orderId: `order-${seq}` });
 
@@ -55,20 +51,20 @@ describe('C13.2 mapping and the subscription payload', () => {
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toMatchObject({ status: 200, state: 'success', data: { received: true, duplicate: false, topic: topics[i] } });
     }
-    const events = await eventsOf(s.merchant.storeId);
-    expect(events.map((e) => e.topic)).toEqual(topics);
+    const written = await events(h, s.merchant.storeId);
+    expect(written.map((e) => e.topic)).toEqual(topics);
     const common = {
       orderId: ref.orderId, storeId: s.merchant.storeId, subscriptionId: ref.subscriptionId, customerId: 'cus_1', customerEmail: 'buyer@example.com',
       planName: 'Pro monthly', currency: 'usd', billingInterval: 'month', billingIntervalCount: 1,
       currentPeriodStart: PERIOD.start, currentPeriodEnd: PERIOD.end, trialEnd: null,
     };
     const invoiceNumber = (e: any) => e.data.object.number;
-    expect(events[0].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[0]), status: 'active', amount: 19.99 });
-    expect(events[1].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[1]), status: 'active', amount: 19.99 });
+    expect(written[0].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[0]), status: 'active', amount: 19.99 });
+    expect(written[1].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[1]), status: 'active', amount: 19.99 });
     // A subscription event carries no invoice number or email: the last ones known are used.
-    expect(events[2].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[1]), status: 'active', amount: 39.98 });
-    expect(events[3].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[3]), status: 'past_due', amount: 19.99 });
-    expect(events[4].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[3]), status: 'canceled', amount: 39.98 });
+    expect(written[2].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[1]), status: 'active', amount: 39.98 });
+    expect(written[3].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[3]), status: 'past_due', amount: 19.99 });
+    expect(written[4].payload).toEqual({ ...common, invoiceId: invoiceNumber(sent[3]), status: 'canceled', amount: 39.98 });
 
     await runDeliveries(h);
     const got = rx.received.filter((r) => r.headers['x-svc-shop-domain'] === s.merchant.slug);
@@ -76,7 +72,7 @@ describe('C13.2 mapping and the subscription payload', () => {
     for (const r of got) {
       const topic = r.headers['x-svc-topic'] as string;
       expect(verifySignature(r.raw, r.headers['x-svc-hmac-sha256'], secrets[topic])).toBe(true);
-      expect(JSON.parse(r.raw.toString())).toEqual(events[topics.indexOf(topic)].payload);
+      expect(JSON.parse(r.raw.toString())).toEqual(written[topics.indexOf(topic)].payload);
     }
   });
 
@@ -93,9 +89,9 @@ describe('C13.2 mapping and the subscription payload', () => {
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({ received: true, duplicate: false, topic: null, ignored: 'unmapped' });
     }
-    const events = await eventsOf(s.merchant.storeId);
-    expect(events).toHaveLength(1);
-    expect(events[0].payload).toMatchObject({ amount: 1500, currency: 'jpy' });
+    const written = await events(h, s.merchant.storeId);
+    expect(written).toHaveLength(1);
+    expect(written[0].payload).toMatchObject({ amount: 1500, currency: 'jpy' });
   });
 
   it('an event without a known store is acknowledged and emits nothing', async () => {
@@ -118,7 +114,7 @@ describe('C13.3 duplicates and the terminal cancel', () => {
       expect(again.statusCode).toBe(200);
       expect(again.json().data).toEqual({ received: true, duplicate: true, topic: null });
     }
-    expect(await eventsOf(s.merchant.storeId)).toHaveLength(1);
+    expect(await events(h, s.merchant.storeId)).toHaveLength(1);
   });
 
   it('nothing is emitted for a subscription after subscriptions/cancelled; other subscriptions go on', async () => {
@@ -138,7 +134,7 @@ describe('C13.3 duplicates and the terminal cancel', () => {
       expect(res.json().data).toEqual({ received: true, duplicate: false, topic: null, ignored: 'subscription_cancelled' });
     }
     expect((await post(subscriptionEvent('customer.subscription.updated', other, 'active'))).json().data.topic).toBe('subscriptions/update');
-    expect((await eventsOf(s.merchant.storeId)).map((e) => e.topic)).toEqual(['subscriptions/create', 'subscriptions/cancelled', 'subscriptions/update']);
+    expect((await events(h, s.merchant.storeId)).map((e) => e.topic)).toEqual(['subscriptions/create', 'subscriptions/cancelled', 'subscriptions/update']);
   });
 });
 
@@ -158,7 +154,7 @@ describe('C13.1 signature', () => {
       expect(res.statusCode, name).toBe(400);
       expect(res.json(), name).toEqual({ status: 400, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
     }
-    expect(await eventsOf(s.merchant.storeId)).toEqual([]);
+    expect(await events(h, s.merchant.storeId)).toEqual([]);
     // The same event, correctly signed, is then accepted: the failures above recorded nothing.
     expect((await post(e)).json().data.topic).toBe('subscriptions/create');
   });

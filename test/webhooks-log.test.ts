@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { operatorToken, signupPartner } from './helpers/fixtures.js';
+import { operatorToken, signupPartner, staffToken } from './helpers/actors.js';
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { emitEvent, runDeliveries, subscribe, webhookStore } from './fixtures/webhook-setup.js';
 import { fanOutBatch } from '../src/webhooks/fanout.js';
@@ -163,10 +163,8 @@ describe('C6.5 store-level webhooks (merchant JWT)', () => {
       id: expect.any(String), topic: 'orders/create', address: `${rx.url}/store-hook`, format: 'json', apiVersion: '2026-06',
       secret: expect.stringMatching(/^svcwh_/), createdAt: expect.any(String), updatedAt: expect.any(String),
     });
-    for (const role of ['STAFF_ADMIN', 'MANAGER']) {
-      const email = `${role.toLowerCase()}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-      expect((await h.req('POST', '/stores/staff', { token: s.merchant.token, body: { email, password: 'correct-horse', name: role, role } })).statusCode).toBe(201);
-      const staff = (await h.req('POST', '/auth/login', { body: { email, password: 'correct-horse' } })).json().data.token;
+    for (const role of ['STAFF_ADMIN', 'MANAGER'] as const) {
+      const staff = await staffToken(h, s.merchant, role);
       const mine = await h.req('POST', '/webhooks', { token: staff, body: { topic: 'products/update', address: `${rx.url}/${role}` } });
       expect(mine.statusCode, role).toBe(201);
     }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
+import { storeWithApp } from './helpers/actors.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { attemptsOf, deliveriesOfStore, emitEvent, runDeliveries, subscribe, webhookStore, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
 import { PUBLIC_URL } from './fixtures/addresses.js';

@@ -15,7 +15,7 @@ import { startReceiver, verifySignature, type Receiver } from './fixtures/webhoo
 import { subscribe, webhookStore, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
 import { remoteHarness } from './fixtures/webhook-remote.js';
 import { signStripe, subscriptionEvent } from './fixtures/webhook-stripe-events.js';
-import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/fixtures.js';
+import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { emit } from '../src/outbox/emit.js';
 
 const onPostgres = !!inject('testDatabaseUrl');

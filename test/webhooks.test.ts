@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
-import { operatorToken, storeWithApp } from './helpers/fixtures.js';
+import { operatorToken, storeWithApp } from './helpers/actors.js';
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { attemptsOf, deliveriesOfStore, emitEvent, runDeliveries, subscribe, webhookStore } from './fixtures/webhook-setup.js';
 import fc from 'fast-check';

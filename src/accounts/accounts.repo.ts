@@ -27,6 +27,8 @@ export const findUserByEmail = async (q: Queryable, email: string) =>
 export const findStore = async (q: Queryable, id: string) =>
   (await q.query<StoreRow>('SELECT * FROM stores WHERE id = $1', [id])).rows[0] ?? null;
 
+export const storeExists = async (q: Queryable, id: string) => (await q.query('SELECT 1 FROM stores WHERE id = $1', [id])).rows.length > 0;
+
 export async function insertUser(q: Queryable, u: { id: string; email: string; name: string; role: Role; passwordHash: string; storeId: string | null; now: Date }) {
   await q.query(
     `INSERT INTO users (id, email, name, role, password_hash, store_id, created_at, updated_at)

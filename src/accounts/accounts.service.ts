@@ -2,7 +2,8 @@
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, unauthenticated } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
-import { isUniqueViolation, slugify } from '../slug.js';
+import { slugify } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
 import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, type StoreRow, type UserRow } from './accounts.repo.js';
 import type { Role } from './jwt.js';
@@ -56,7 +57,7 @@ export async function signup(deps: Deps, body: Record<string, unknown>) {
     } catch (err) {
       if (isUniqueViolation(err, 'users_email_key')) throw conflict('email is already registered');
       // Two signups raced for one store slug: pick the next free one.
-      if (isUniqueViolation(err) && attempt < 5) continue;
+      if (isUniqueViolation(err, 'stores_slug_key') && attempt < 5) continue;
       throw err;
     }
   }
@@ -92,7 +93,7 @@ export async function createStaff(deps: Deps, storeId: string, body: Record<stri
       await insertUser(tx, { id, email, name, role, passwordHash, storeId, now: deps.clock.now() });
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('email is already registered');
+    if (isUniqueViolation(err, 'users_email_key')) throw conflict('email is already registered');
     throw err;
   }
   return { user: { ...publicUser({ id, email, name, role }), storeId } };

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/db.js';
+import { updateRow } from '../db/sql.js';
 
 export interface AppRow {
   id: string;
@@ -27,6 +28,10 @@ export const findApp = async (q: Queryable, id: string) =>
 export const findAppByClientId = async (q: Queryable, clientId: string) =>
   (await q.query<AppRow>('SELECT * FROM apps WHERE client_id = $1', [clientId])).rows[0] ?? null;
 
+/** The app's manifest extensions (e.g. `salesChannel`), or null. */
+export const appExtensions = async (q: Queryable, id: string) =>
+  (await q.query<{ extensions: AppRow['extensions'] }>('SELECT extensions FROM apps WHERE id = $1', [id])).rows[0]?.extensions ?? null;
+
 export const listDeveloperApps = async (q: Queryable, developerId: string, limit: number, offset: number) => {
   const [rows, total] = await Promise.all([
     q.query<AppRow>('SELECT * FROM apps WHERE developer_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3', [developerId, limit, offset]),
@@ -39,21 +44,11 @@ const COLUMN_OF: Record<string, string> = {
   name: 'name', handle: 'handle', appUrl: 'app_url', redirectUrls: 'redirect_urls', scopes: 'scopes', tier: 'tier',
   gdprUrls: 'gdpr_urls', extensions: 'extensions', pricing: 'pricing', version: 'version', clientSecretEnc: 'client_secret_enc',
 };
-const JSON_COLUMNS = new Set(['redirect_urls', 'scopes', 'gdpr_urls', 'extensions', 'pricing']);
+const JSON_CASTS = { redirect_urls: 'jsonb', scopes: 'jsonb', gdpr_urls: 'jsonb', extensions: 'jsonb', pricing: 'jsonb' };
 
 export async function updateApp(q: Queryable, id: string, fields: Record<string, unknown>, now: Date): Promise<AppRow> {
-  const sets: string[] = [];
-  const params: unknown[] = [];
-  for (const [key, value] of Object.entries(fields)) {
-    const column = COLUMN_OF[key];
-    if (!column || value === undefined) continue;
-    params.push(JSON_COLUMNS.has(column) ? JSON.stringify(value) : value);
-    sets.push(`${column} = $${params.length}`);
-  }
-  params.push(now, id);
-  const { rows } = await q.query<AppRow>(
-    `UPDATE apps SET ${[...sets, `updated_at = $${params.length - 1}`].join(', ')} WHERE id = $${params.length} RETURNING *`,
-    params,
-  );
+  const changes: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) if (COLUMN_OF[key]) changes[COLUMN_OF[key]] = value;
+  const { rows } = await updateRow<AppRow>(q, 'apps', { id }, { ...changes, updated_at: now }, { casts: JSON_CASTS, returning: '*' });
   return rows[0];
 }

@@ -2,7 +2,8 @@
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound } from '../http/errors.js';
 import { randomToken, uuidv7, isUuid } from '../ids.js';
-import { isUniqueViolation, slugify } from '../slug.js';
+import { slugify } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import type { PlatformUser } from '../accounts/jwt.js';
 import { findApp, listDeveloperApps, updateApp, type AppRow } from './apps.repo.js';
 import { readAppFields } from './app-input.js';
@@ -93,7 +94,7 @@ export async function patchApp(deps: Deps, developer: PlatformUser, appId: strin
     });
     return { app: appView(deps, app, { withSecret: true }) };
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`handle "${fields.handle}" is already taken`);
+    if (isUniqueViolation(err, 'apps_handle_key')) throw conflict(`handle "${fields.handle}" is already taken`);
     throw err;
   }
 }

@@ -8,15 +8,10 @@ import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
+import { appExtensions } from '../apps/apps.repo.js';
 import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';
-
-interface ListingRow {
-  id: string;
-  product_id: string;
-  external_id: string | null;
-  status: string;
-  inserted: boolean;
-}
+import { storeProductId } from './products.repo.js';
+import { upsertListing, type ListingRow } from './product-listings.repo.js';
 
 const listingView = (l: ListingRow) => ({ id: l.id, product_id: l.product_id, external_id: l.external_id, status: l.status });
 
@@ -35,8 +30,7 @@ export async function productListingApiRoutes(api: FastifyInstance, { deps }: { 
     const caller = apiCaller(request);
     const body = unwrap(request.body, 'product_listing');
 
-    const app = await deps.db.query<{ extensions: { salesChannel?: unknown } | null }>('SELECT extensions FROM apps WHERE id = $1', [caller.appId]);
-    if (app.rows[0]?.extensions?.salesChannel !== true) {
+    if ((await appExtensions(deps.db, caller.appId))?.salesChannel !== true) {
       throw badRequest('This app has no sales channel: its manifest must declare extensions.salesChannel: true');
     }
 
@@ -53,25 +47,12 @@ export async function productListingApiRoutes(api: FastifyInstance, { deps }: { 
       else throw badRequest('external_id must be a string', { external_id: ['must be a string of at most 255 characters'] });
     }
 
-    const product = ref && isCatalogId(ref)
-      ? (await deps.db.query<{ id: string }>(
-        `SELECT id FROM products WHERE store_id = $1 AND ${ref.includes('-') ? 'id = $2::uuid' : 'num_id = $2::bigint'}`,
-        [caller.storeId, ref],
-      )).rows[0]
-      : undefined;
-    if (!product) throw badRequest('product_id does not name a product of this store', { product_id: ['not found'] });
+    const productId = ref && isCatalogId(ref) ? await storeProductId(deps.db, caller.storeId, ref) : null;
+    if (!productId) throw badRequest('product_id does not name a product of this store', { product_id: ['not found'] });
 
     const now = deps.clock.now();
     // One statement: two concurrent first listings still make one row (one 201, one 200).
-    const { rows } = await deps.db.query<ListingRow>(
-      `INSERT INTO product_listings (id, store_id, app_id, product_id, external_id, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'active', $6, $6)
-       ON CONFLICT (app_id, product_id) DO UPDATE
-         SET external_id = CASE WHEN $7 THEN EXCLUDED.external_id ELSE product_listings.external_id END, updated_at = $6
-       RETURNING id, product_id, external_id, status, (xmax = 0) AS inserted`,
-      [uuidv7(now.getTime()), caller.storeId, caller.appId, product.id, externalId ?? null, now, externalId !== undefined],
-    );
-    const listing = rows[0];
+    const listing = await upsertListing(deps.db, { id: uuidv7(now.getTime()), storeId: caller.storeId, appId: caller.appId, productId, externalId, now });
     return reply.code(listing.inserted ? 201 : 200).send({ product_listing: listingView(listing) });
   });
 }

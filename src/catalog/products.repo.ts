@@ -86,3 +86,12 @@ export async function freeHandle(q: Queryable, storeId: string, base: string): P
   if (!used.has(base)) return base;
   for (let n = 2; ; n++) if (!used.has(`${base}-${n}`)) return `${base}-${n}`;
 }
+
+/** The id of the store's product named by `ref`, a UUID (it has dashes) or a numeric id; null when none. */
+export async function storeProductId(q: Queryable, storeId: string, ref: string): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM products WHERE store_id = $1 AND ${ref.includes('-') ? 'id = $2::uuid' : 'num_id = $2::bigint'}`,
+    [storeId, ref],
+  );
+  return rows[0]?.id ?? null;
+}

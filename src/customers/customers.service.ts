@@ -8,7 +8,7 @@ import { AppError, badRequest, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import type { Page } from '../http/paging.js';
 import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
 import {

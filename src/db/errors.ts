@@ -55,3 +55,48 @@ export function toDbError(err: unknown, statement?: string): unknown {
   Error.captureStackTrace(wrapped, toDbError);
   return wrapped;
 }
+
+// ---- what a caller asks of a database error ------------------------------------------------------
+// The one place that knows SQLSTATE codes. Services ask "was this the unique index on the store's
+// discount codes?" and turn the answer into their own error (a 409, a field error, a retry); they
+// never compare codes themselves.
+
+export type DbErrorKind = 'unique_violation' | 'foreign_key_violation' | 'check_violation' | 'not_null_violation' | 'data_exception';
+
+const KINDS: Record<string, DbErrorKind> = {
+  '23505': 'unique_violation',
+  '23503': 'foreign_key_violation',
+  '23514': 'check_violation',
+  '23502': 'not_null_violation',
+};
+
+/** The kind of a database error, or null for any other error (ours, a lost connection, a bug). */
+export function dbErrorKind(err: unknown): DbErrorKind | null {
+  if (!(err instanceof DbError) || !err.code) return null;
+  // Class 22: a value the column's type cannot hold (bad uuid or number text, out of range, too long).
+  return KINDS[err.code] ?? (err.code.startsWith('22') ? 'data_exception' : null);
+}
+
+/**
+ * Whether `err` is an integrity violation of `kind`, and, when `constraint` is given, of that
+ * constraint. The message names the constraint too (integrity messages quote only names, never
+ * values), for a driver that leaves the field empty.
+ */
+function violates(err: unknown, kind: DbErrorKind, constraint?: string): boolean {
+  if (dbErrorKind(err) !== kind) return false;
+  const e = err as DbError;
+  return !constraint || e.constraint === constraint || e.message.includes(`"${constraint}"`);
+}
+
+/** 23505: a unique index or constraint refused the row (`constraint`: its name). */
+export const isUniqueViolation = (err: unknown, constraint?: string) => violates(err, 'unique_violation', constraint);
+/** 23503: the row names a parent that does not exist, or a parent still has children. */
+export const isForeignKeyViolation = (err: unknown, constraint?: string) => violates(err, 'foreign_key_violation', constraint);
+/** 23514: a CHECK constraint (or a trigger raising with that code, like the ledger's) refused the row. */
+export const isCheckViolation = (err: unknown, constraint?: string) => violates(err, 'check_violation', constraint);
+/** 23502: a NOT NULL column was given no value (`column`: its name). */
+export function isNotNullViolation(err: unknown, column?: string): boolean {
+  return dbErrorKind(err) === 'not_null_violation' && (!column || (err as DbError).column === column);
+}
+/** Class 22: a value its column's type cannot hold. */
+export const isDataException = (err: unknown) => dbErrorKind(err) === 'data_exception';

@@ -68,6 +68,17 @@ export async function findDiscount(q: Queryable, id: string, lock = false): Prom
   return rows[0] ?? null;
 }
 
+/** The store's discount with this code (case-insensitively), locked: checkout counts its uses under this lock (C7.1). */
+export async function lockDiscountByCode(q: Queryable, storeId: string, code: string): Promise<DiscountRow | null> {
+  const { rows } = await q.query<DiscountRow>('SELECT * FROM discounts WHERE store_id = $1 AND lower(code) = lower($2) FOR UPDATE', [storeId, code]);
+  return rows[0] ?? null;
+}
+
+/** One more use of the discount (its row is locked by lockDiscountByCode). */
+export async function countDiscountUse(q: Queryable, id: string): Promise<void> {
+  await q.query('UPDATE discounts SET used_count = used_count + 1 WHERE id = $1', [id]);
+}
+
 export interface DiscountFields {
   code: string;
   type: string;

@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import type { Page } from '../http/paging.js';
 import {
   bodyObject, fieldError, has, optionalDecimal, optionalInstant, optionalInteger, requiredText, toNumber, type Body,

@@ -8,7 +8,13 @@ import { randomToken, uuidv7, isUuid } from '../ids.js';
 import { findApp, findAppByClientId, type AppRow } from '../apps/apps.repo.js';
 import { findStore } from '../accounts/accounts.repo.js';
 import { handoffUrl } from './handoff.js';
-import { findInstallation, findInstallationOf, revokeGrant, revokeInstallationTokens, type InstallationRow } from './installations.repo.js';
+import {
+  activateInstallationRow, findInstallation, findInstallationOf, insertPendingInstallation, listStoreInstallations, markUninstalled, revokeGrant,
+  revokeInstallationTokens, type InstallationRow,
+} from './installations.repo.js';
+import {
+  expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated,
+} from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
 import { paidPeriodRunning } from '../billing/charges.js';
@@ -53,16 +59,11 @@ export async function authorize(deps: Deps, storeId: string, query: { client_id?
   const code = randomToken('svccode', 32);
   const state = randomBytes(24).toString('base64url'); // 192 bits, URL-safe (C4.3)
   const installationId = await deps.db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO installations (id, app_id, store_id, status, scopes, installed_version, created_at, updated_at)
-       VALUES ($1, $2, $3, 'pending', $4, $5, $6, $6) ON CONFLICT (app_id, store_id) DO NOTHING`,
-      [uuidv7(), app.id, storeId, JSON.stringify(scopes), app.version, now],
-    );
+    await insertPendingInstallation(tx, { id: uuidv7(), app_id: app.id, store_id: storeId, scopes, installed_version: app.version, now });
     const installation = (await findInstallationOf(tx, app.id, storeId))!;
-    await tx.query(
-      `INSERT INTO oauth_codes (code_hash, installation_id, state, scopes, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [sha256Hex(code), installation.id, state, JSON.stringify(scopes), new Date(now.getTime() + CODE_TTL_MS), now],
-    );
+    await insertCode(tx, {
+      code_hash: sha256Hex(code), installation_id: installation.id, state, scopes, expires_at: new Date(now.getTime() + CODE_TTL_MS), created_at: now,
+    });
     return installation.id;
   });
   const redirectUrl = handoffUrl(app.app_url, deps.secrets.open(app.client_secret_enc), {
@@ -87,14 +88,10 @@ async function authenticateClient(deps: Deps, body: Record<string, unknown>): Pr
 async function issueTokens(tx: Tx, grant: { id: string; expiresAt: Date; scopes: string[] }, installationId: string, now: Date) {
   const accessToken = randomToken('svcat', 32);
   const refreshToken = randomToken('svcrt', 32);
-  await tx.query(
-    'INSERT INTO access_tokens (token_hash, grant_id, installation_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [sha256Hex(accessToken), grant.id, installationId, new Date(now.getTime() + ACCESS_TTL_S * 1000), now],
-  );
-  await tx.query(
-    'INSERT INTO refresh_tokens (token_hash, grant_id, installation_id, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [sha256Hex(refreshToken), grant.id, installationId, grant.expiresAt, now],
-  );
+  await insertAccessToken(tx, {
+    token_hash: sha256Hex(accessToken), grant_id: grant.id, installation_id: installationId, expires_at: new Date(now.getTime() + ACCESS_TTL_S * 1000), created_at: now,
+  });
+  await insertRefreshToken(tx, { token_hash: sha256Hex(refreshToken), grant_id: grant.id, installation_id: installationId, expires_at: grant.expiresAt, created_at: now });
   return {
     access_token: accessToken,
     refresh_token: refreshToken,
@@ -133,11 +130,7 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
   const state = body.state;
   const now = deps.clock.now();
   return runTokenTransaction(deps, async (tx) => {
-    const { rows } = await tx.query<{ installation_id: string; state: string; scopes: string[]; expires_at: Date; used_at: Date | null; grant_id: string | null; app_id: string }>(
-      `SELECT c.*, i.app_id FROM oauth_codes c JOIN installations i ON i.id = c.installation_id WHERE c.code_hash = $1 FOR UPDATE OF c`,
-      [codeHash],
-    );
-    const code = rows[0];
+    const code = await lockCode(tx, codeHash);
     if (!code || code.app_id !== app.id) throw badRequest('Invalid authorization code');
     if (code.used_at) {
       // C4.4: a code presented twice was likely intercepted; the tokens issued from it die.
@@ -151,10 +144,8 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
     if (!safeEqual(state, code.state)) throw badRequest('state does not match the authorization request');
 
     const grant = { id: uuidv7(), expiresAt: new Date(now.getTime() + GRANT_TTL_MS), scopes: code.scopes };
-    await tx.query('INSERT INTO oauth_grants (id, installation_id, scopes, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
-      grant.id, code.installation_id, JSON.stringify(code.scopes), now, grant.expiresAt,
-    ]);
-    await tx.query('UPDATE oauth_codes SET used_at = $2, grant_id = $3 WHERE code_hash = $1', [codeHash, now, grant.id]);
+    await insertGrant(tx, { id: grant.id, installation_id: code.installation_id, scopes: code.scopes, created_at: now, expires_at: grant.expiresAt });
+    await markCodeUsed(tx, codeHash, grant.id, now);
     await activateInstallation(deps, tx, app, code.installation_id, code.scopes, now);
     return issueTokens(tx, grant, code.installation_id, now);
   });
@@ -174,15 +165,7 @@ async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installatio
       ? { billingStatus: 'active', trialEndsAt: installation.trial_ends_at, billingStartDate: now }
       : { ...fresh, trialEndsAt: installation.trial_ends_at };
   }
-  await tx.query(
-    `UPDATE installations SET status = 'active', scopes = $2, uninstalled_at = NULL, updated_at = $3,
-       installed_version = CASE WHEN $4 THEN $5 ELSE installed_version END,
-       billing_status = COALESCE($6, billing_status),
-       trial_ends_at = CASE WHEN $9 THEN $7::timestamptz ELSE trial_ends_at END,
-       billing_start_date = CASE WHEN $9 THEN $8::timestamptz ELSE billing_start_date END
-     WHERE id = $1`,
-    [installationId, JSON.stringify(scopes), now, becomingActive, app.version, billing?.billingStatus ?? null, billing?.trialEndsAt ?? null, billing?.billingStartDate ?? null, billing !== null],
-  );
+  await activateInstallationRow(tx, installationId, { scopes, becomingActive, version: app.version, billing, now });
 }
 
 async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
@@ -190,14 +173,7 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
   const hash = sha256Hex(body.refresh_token);
   const now = deps.clock.now();
   return runTokenTransaction(deps, async (tx) => {
-    const { rows } = await tx.query<{ grant_id: string; installation_id: string; expires_at: Date; rotated_at: Date | null; revoked_at: Date | null; app_id: string; status: string; grant_revoked: Date | null; grant_expires: Date; scopes: string[] }>(
-      `SELECT r.grant_id, r.installation_id, r.expires_at, r.rotated_at, r.revoked_at, i.app_id, i.status,
-              g.revoked_at AS grant_revoked, g.expires_at AS grant_expires, g.scopes
-         FROM refresh_tokens r JOIN installations i ON i.id = r.installation_id JOIN oauth_grants g ON g.id = r.grant_id
-        WHERE r.token_hash = $1 FOR UPDATE OF r`,
-      [hash],
-    );
-    const token = rows[0];
+    const token = await lockRefreshToken(tx, hash);
     if (!token || token.app_id !== app.id) throw badRequest('Invalid refresh token');
     if (token.rotated_at) {
       // C4.5 reuse detection: a rotated refresh token came back, so one of the two copies is
@@ -208,7 +184,7 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
     }
     if (token.revoked_at || token.grant_revoked || token.status !== 'active') throw badRequest('Refresh token has been revoked');
     if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
-    await tx.query('UPDATE refresh_tokens SET rotated_at = $2 WHERE token_hash = $1', [hash, now]);
+    await markRotated(tx, hash, now);
     return issueTokens(tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id, now);
   });
 }
@@ -222,29 +198,18 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     if (!installation || installation.store_id !== storeId || installation.status === 'uninstalled') throw notFound('Installation not found');
     await revokeInstallationTokens(tx, installationId, now);
     // A code handed off before the uninstall must not bring the app back: it expires now too.
-    await tx.query('UPDATE oauth_codes SET expires_at = $2 WHERE installation_id = $1 AND used_at IS NULL AND expires_at > $2', [installationId, now]);
+    await expireUnusedCodes(tx, installationId, now);
     await publishRevocation(tx, installationId);
     // C4.7, C10.1: while a paid period runs the app stays `pending_uninstall`; the billing job
     // makes it `uninstalled` when the period ends (C14.12).
     const status = (await paidPeriodRunning(tx, installationId, now)) ? 'pending_uninstall' : 'uninstalled';
-    const { rows } = await tx.query<InstallationRow>(
-      `UPDATE installations SET status = $3, uninstalled_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`,
-      [installationId, now, status],
-    );
-    return rows[0];
+    return markUninstalled(tx, installationId, status, now);
   });
   deps.tokens.evictInstallation(installationId);
   return installationView(row, await findApp(deps.db, row.app_id));
 }
 
 export async function listInstallations(deps: Deps, storeId: string, page: { limit: number; offset: number }) {
-  const [{ rows }, total] = await Promise.all([
-    deps.db.query<InstallationRow & { app_name: string; app_handle: string }>(
-      `SELECT i.*, a.name AS app_name, a.handle AS app_handle FROM installations i JOIN apps a ON a.id = i.app_id
-        WHERE i.store_id = $1 ORDER BY i.created_at DESC, i.id DESC LIMIT $2 OFFSET $3`,
-      [storeId, page.limit, page.offset],
-    ),
-    deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM installations WHERE store_id = $1', [storeId]),
-  ]);
-  return { installations: rows.map((r) => installationView(r, { name: r.app_name, handle: r.app_handle })), total: total.rows[0].n };
+  const { rows, total } = await listStoreInstallations(deps.db, storeId, page);
+  return { installations: rows.map((r) => installationView(r, { name: r.app_name, handle: r.app_handle })), total };
 }

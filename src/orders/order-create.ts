@@ -8,15 +8,16 @@ import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { parseMoney } from '../money.js';
 import { emit } from '../outbox/emit.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { fieldError } from '../content/fields.js';
 import { createCustomerInTx, readCustomerPatch } from '../customers/customers.service.js';
+import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { isActiveAt } from '../discounts/discounts.service.js';
-import type { DiscountRow } from '../discounts/discounts.repo.js';
+import { countDiscountUse, lockDiscountByCode } from '../discounts/discounts.repo.js';
 import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
-import { findOrder, insertTransaction } from './orders.repo.js';
+import { discountUsesBy, findOrder, insertOrder, insertTransaction, takeOrderNumber } from './orders.repo.js';
 import { computeTotals, eligible, formatTaxRate, percentToBp, type AppliedDiscount } from './pricing.js';
 import { deductStock } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
@@ -35,8 +36,7 @@ async function applyCheckoutDiscount(
   code: string,
   ctx: { itemsMinor: number; lines: { productId: string | null }[]; customerId: string | null; email: string | null; now: Date },
 ): Promise<AppliedDiscount> {
-  const { rows } = await tx.query<DiscountRow>('SELECT * FROM discounts WHERE store_id = $1 AND lower(code) = lower($2) FOR UPDATE', [storeId, code]);
-  const d = rows[0];
+  const d = await lockDiscountByCode(tx, storeId, code);
   const refuse = (problem: string) => fieldError('discount_code', problem);
   if (!d) throw refuse('is not a discount code of this store');
   if (!isActiveAt(d, ctx.now)) {
@@ -49,12 +49,8 @@ async function applyCheckoutDiscount(
   if (d.total_coupons > 0 && d.used_count >= d.total_coupons) throw refuse('has no uses left');
   if (d.uses_per_customer !== null) {
     if (!ctx.customerId && !ctx.email) throw refuse('is limited per customer and the order has no customer email');
-    const { rows: used } = await tx.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM orders
-        WHERE store_id = $1 AND lower(discount_code) = lower($2) AND (customer_id = $3::uuid OR lower(email) = lower($4::text))`,
-      [storeId, d.code, ctx.customerId, ctx.email],
-    );
-    if (used[0].n >= d.uses_per_customer) throw refuse('has already been used by this customer as often as allowed');
+    const used = await discountUsesBy(tx, storeId, d.code, { id: ctx.customerId, email: ctx.email });
+    if (used >= d.uses_per_customer) throw refuse('has already been used by this customer as often as allowed');
   }
   const applied: AppliedDiscount = {
     code: d.code,
@@ -64,7 +60,7 @@ async function applyCheckoutDiscount(
     applyOn: d.apply_on_products ?? [],
   };
   if (!ctx.lines.some((l) => eligible(l, applied))) throw refuse('does not apply to any product of the order');
-  await tx.query('UPDATE discounts SET used_count = used_count + 1 WHERE id = $1', [d.id]);
+  await countDiscountUse(tx, d.id);
   return applied;
 }
 
@@ -74,11 +70,6 @@ const CONFIRMATION_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 function confirmationNumber(): string {
   const bytes = randomBytes(9);
   return Array.from(bytes, (b) => CONFIRMATION_ALPHABET[b % CONFIRMATION_ALPHABET.length]).join('');
-}
-
-async function existingCustomerId(tx: Queryable, storeId: string, email: string): Promise<string | null> {
-  const { rows } = await tx.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email]);
-  return rows[0]?.id ?? null;
 }
 
 /** C7.1 `POST /orders`: the merchant record of the new order. */
@@ -99,20 +90,17 @@ export async function createOrder(deps: Deps, storeId: string, body: unknown) {
 async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input: ReturnType<typeof readNewOrder>) {
   const now = deps.clock.now();
   // The store's order counter, locked: order numbers are per store and never reused.
-  const { rows: stores } = await tx.query<{ n: number; currency: string }>(
-    'UPDATE stores SET next_order_number = next_order_number + 1 WHERE id = $1 RETURNING next_order_number - 1 AS n, currency',
-    [storeId],
-  );
-  if (!stores.length) throw badRequest('storeId names no store');
-  const orderNumber = stores[0].n;
-  const currency = input.currency ?? stores[0].currency;
+  const store = await takeOrderNumber(tx, storeId);
+  if (!store) throw badRequest('storeId names no store');
+  const orderNumber = store.n;
+  const currency = input.currency ?? store.currency;
   assertFitsCurrency(currency, input.lines, input.shippingMinor);
   const lines = await resolveLines(tx, storeId, input.lines);
 
   let customerId: string | null = null;
   const customerEmail = input.customer?.email ?? input.email;
   if (customerEmail) {
-    customerId = await existingCustomerId(tx, storeId, customerEmail);
+    customerId = await findCustomerIdByEmail(tx, storeId, customerEmail);
     if (!customerId) {
       // The new customer's address is the order's shipping address unless the body gives one.
       const raw = { addresses: [input.shippingAddress], ...(input.customer?.raw ?? {}), email: customerEmail };
@@ -135,22 +123,39 @@ async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input
 
   const paid = (PAID_AT_ONCE as readonly string[]).includes(input.paymentMethod);
   const id = uuidv7(now.getTime());
-  await tx.query(
-    `INSERT INTO orders (id, store_id, order_number, customer_id, email, phone, status, financial_status, fulfillment_status, currency,
-       subtotal_minor, tax_minor, tax_rate, shipping_minor, discount_minor, total_minor, refunded_minor, paid_minor, payment_method,
-       discount_code, discount, shipping_address, billing_address, shipping_line, note, tags, attributes, confirmation_number,
-       processed_at, created_at, updated_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,'unfulfilled',$9,$10,$11,$12::numeric,$13,$14,$15,0,$16,$17,$18,$19::jsonb,$20::jsonb,$21::jsonb,$22::jsonb,
-             $23,$24::jsonb,$25::jsonb,$26,$27,$27,$27)`,
-    [
-      id, storeId, orderNumber, customerId, input.email ?? customerEmail, input.phone, paid ? 'paid' : 'pending', paid ? 'paid' : 'pending',
-      currency, totals.subtotalMinor, totals.taxMinor, input.taxRatePpm === null ? null : formatTaxRate(input.taxRatePpm),
-      totals.shippingMinor, totals.totalDiscountMinor, totals.totalMinor, paid ? totals.totalMinor : 0, input.paymentMethod,
-      discount?.code ?? null, discount ? JSON.stringify(discount) : null, JSON.stringify(input.shippingAddress),
-      JSON.stringify(input.billingAddress ?? input.shippingAddress), input.shippingLine ? JSON.stringify(input.shippingLine) : null,
-      input.note, JSON.stringify(input.tags), JSON.stringify(input.attributes), confirmationNumber(), now,
-    ],
-  );
+  await insertOrder(tx, {
+    id,
+    store_id: storeId,
+    order_number: orderNumber,
+    customer_id: customerId,
+    email: input.email ?? customerEmail ?? null,
+    phone: input.phone ?? null,
+    status: paid ? 'paid' : 'pending',
+    financial_status: paid ? 'paid' : 'pending',
+    fulfillment_status: 'unfulfilled',
+    currency,
+    subtotal_minor: totals.subtotalMinor,
+    tax_minor: totals.taxMinor,
+    tax_rate: input.taxRatePpm === null ? null : formatTaxRate(input.taxRatePpm),
+    shipping_minor: totals.shippingMinor,
+    discount_minor: totals.totalDiscountMinor,
+    total_minor: totals.totalMinor,
+    refunded_minor: 0,
+    paid_minor: paid ? totals.totalMinor : 0,
+    payment_method: input.paymentMethod,
+    discount_code: discount?.code ?? null,
+    discount: discount ?? null,
+    shipping_address: input.shippingAddress,
+    billing_address: input.billingAddress ?? input.shippingAddress,
+    shipping_line: input.shippingLine ?? null,
+    note: input.note ?? null,
+    tags: input.tags,
+    attributes: input.attributes,
+    confirmation_number: confirmationNumber(),
+    processed_at: now,
+    created_at: now,
+    updated_at: now,
+  });
   await insertLines(tx, id, lines, totals.lines.map((l) => l.discountMinor), now);
   if (paid) {
     await insertTransaction(tx, { id: uuidv7(now.getTime()), orderId: id, storeId, kind: 'sale', status: 'success', gateway: input.paymentMethod, amountMinor: totals.totalMinor, now });

@@ -7,6 +7,7 @@ import { findProduct } from '../catalog/products.repo.js';
 import { findVariantAnyStore } from '../catalog/variants.repo.js';
 import type { LineInput } from './order-input.js';
 import type { StockLine } from './stock.js';
+import { insertLineItem } from './orders.repo.js';
 
 export interface ResolvedLine {
   input: LineInput;
@@ -64,13 +65,22 @@ export const stockLines = (lines: ResolvedLine[]): StockLine[] =>
 
 export async function insertLines(tx: Queryable, orderId: string, lines: ResolvedLine[], discounts: number[], now: Date): Promise<void> {
   for (const [i, l] of lines.entries()) {
-    await tx.query(
-      `INSERT INTO order_line_items (id, order_id, product_id, variant_id, product_num_id, variant_num_id, title, variant_title, sku,
-                                     quantity, price_minor, total_discount_minor, properties, stock_deducted, position)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13::jsonb,$14,$15)`,
-      [uuidv7(now.getTime()), orderId, l.productId, l.variantId, l.productNumId, l.variantNumId, l.title, l.variantTitle, l.sku,
-        l.input.quantity, l.unitMinor, discounts[i], JSON.stringify(l.input.properties), l.productId !== null, i + 1],
-    );
+    await insertLineItem(tx, {
+      id: uuidv7(now.getTime()),
+      order_id: orderId,
+      product_id: l.productId,
+      variant_id: l.variantId,
+      product_num_id: l.productNumId,
+      variant_num_id: l.variantNumId,
+      title: l.title,
+      variant_title: l.variantTitle,
+      sku: l.sku,
+      quantity: l.input.quantity,
+      price_minor: l.unitMinor,
+      total_discount_minor: discounts[i],
+      properties: l.input.properties,
+      stock_deducted: l.productId !== null,
+      position: i + 1,
+    });
   }
 }
-

@@ -1,7 +1,9 @@
 // Orders' SQL. A read is one statement: the order row with its line items, customer, transactions
 // and metafields as JSON, so the App API's single-order read is one round trip (named, so planned
-// once per connection, db.ts). Lists are one statement for the page, newest first.
+// once per connection, db.ts). Lists are one statement for the page, newest first. Writes name
+// their columns (src/db/sql.ts): an order row is written from an object, not thirty-one `$n`s.
 import type { Queryable } from '../db/db.js';
+import { insertRow, updateRow } from '../db/sql.js';
 import type { LineJson, OrderRow } from './order-view.js';
 
 /** A timestamptz as ISO 8601 in UTC with milliseconds, as the API shows it (no Date round trip). */
@@ -116,20 +118,144 @@ export async function insertTransaction(
   q: Queryable,
   t: { id: string; orderId: string; storeId: string; kind: 'sale' | 'refund'; status: 'pending' | 'success'; gateway: string | null; amountMinor: number; now: Date },
 ): Promise<void> {
-  await q.query(
-    `INSERT INTO order_transactions (id, order_id, store_id, kind, status, gateway, amount_minor, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [t.id, t.orderId, t.storeId, t.kind, t.status, t.gateway, t.amountMinor, t.now],
-  );
+  await insertRow(q, 'order_transactions', {
+    id: t.id, order_id: t.orderId, store_id: t.storeId, kind: t.kind, status: t.status, gateway: t.gateway, amount_minor: t.amountMinor, created_at: t.now,
+  });
 }
 
 export async function recordChange(
   q: Queryable,
   c: { id: string; orderId: string; storeId: string; action: string; userId: string | null; staffId: string | null; changes: unknown; now: Date },
 ): Promise<void> {
-  await q.query(
-    `INSERT INTO order_changes (id, order_id, store_id, action, user_id, staff_id, changes, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`,
-    [c.id, c.orderId, c.storeId, c.action, c.userId, c.staffId, JSON.stringify(c.changes ?? {}), c.now],
+  await insertRow(q, 'order_changes', {
+    id: c.id, order_id: c.orderId, store_id: c.storeId, action: c.action, user_id: c.userId, staff_id: c.staffId, changes: c.changes ?? {}, created_at: c.now,
+  }, { casts: { changes: 'jsonb' } });
+}
+
+// ---- writes ------------------------------------------------------------------------------------
+
+/** Casts of the order columns that need one: JSON documents, and the tax rate's exact decimal. */
+const ORDER_CASTS = {
+  tax_rate: 'numeric', discount: 'jsonb', shipping_address: 'jsonb', billing_address: 'jsonb', shipping_line: 'jsonb', tags: 'jsonb', attributes: 'jsonb',
+};
+
+/** A new order row (C7.1), column by column. */
+export interface NewOrderRow {
+  id: string;
+  store_id: string;
+  order_number: number;
+  customer_id: string | null;
+  email: string | null;
+  phone: string | null;
+  status: string;
+  financial_status: string;
+  fulfillment_status: string;
+  currency: string;
+  subtotal_minor: number;
+  tax_minor: number;
+  /** Decimal text, e.g. `0.0825`. */
+  tax_rate: string | null;
+  shipping_minor: number;
+  discount_minor: number;
+  total_minor: number;
+  refunded_minor: number;
+  paid_minor: number;
+  payment_method: string;
+  discount_code: string | null;
+  discount: unknown;
+  shipping_address: unknown;
+  billing_address: unknown;
+  shipping_line: unknown;
+  note: string | null;
+  tags: unknown;
+  attributes: unknown;
+  confirmation_number: string;
+  processed_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function insertOrder(q: Queryable, row: NewOrderRow): Promise<void> {
+  await insertRow(q, 'orders', { ...row }, { casts: ORDER_CASTS, name: true });
+}
+
+/**
+ * `UPDATE orders SET <columns>, updated_at` of one order: every change of an order ends here. JSON
+ * columns take their values as objects (null is SQL NULL).
+ */
+export async function setOrder(q: Queryable, id: string, columns: Record<string, unknown>, now: Date): Promise<void> {
+  await updateRow(q, 'orders', { id }, { ...columns, updated_at: now }, { casts: ORDER_CASTS });
+}
+
+/**
+ * Takes the store's next order number under the store row's lock (numbers are per store and never
+ * reused), with the store's currency. Null when there is no such store.
+ */
+export async function takeOrderNumber(q: Queryable, storeId: string): Promise<{ n: number; currency: string } | null> {
+  const { rows } = await q.query<{ n: number; currency: string }>(
+    'UPDATE stores SET next_order_number = next_order_number + 1 WHERE id = $1 RETURNING next_order_number - 1 AS n, currency',
+    [storeId],
   );
+  return rows[0] ?? null;
+}
+
+/** The store's orders that used discount `code` and belong to the customer (by id or email, case-insensitively). */
+export async function discountUsesBy(q: Queryable, storeId: string, code: string, customer: { id: string | null; email: string | null }): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM orders
+      WHERE store_id = $1 AND lower(discount_code) = lower($2) AND (customer_id = $3::uuid OR lower(email) = lower($4::text))`,
+    [storeId, code, customer.id, customer.email],
+  );
+  return rows[0].n;
+}
+
+/** A line item row as written (order-lines.ts builds it). */
+export interface NewLineItemRow {
+  id: string;
+  order_id: string;
+  product_id: string | null;
+  variant_id: string | null;
+  product_num_id: number | null;
+  variant_num_id: number | null;
+  title: string;
+  variant_title: string | null;
+  sku: string | null;
+  quantity: number;
+  price_minor: number;
+  total_discount_minor: number;
+  properties: unknown;
+  stock_deducted: boolean;
+  position: number;
+}
+
+export async function insertLineItem(q: Queryable, row: NewLineItemRow): Promise<void> {
+  await insertRow(q, 'order_line_items', { ...row }, { casts: { properties: 'jsonb' }, name: true });
+}
+
+export async function deleteLineItems(q: Queryable, orderId: string): Promise<void> {
+  await q.query('DELETE FROM order_line_items WHERE order_id = $1', [orderId]);
+}
+
+/** A refund row (refunds.ts); `refund_line_items` is the JSON list the refunds/create payload shows. */
+export interface NewRefundRow {
+  id: string;
+  order_id: string;
+  store_id: string;
+  reason: string | null;
+  pos: boolean;
+  restock: boolean;
+  amount_minor: number;
+  transaction_id: string;
+  refund_line_items: unknown;
+  staff_id: string | null;
+  created_at: Date;
+}
+
+export async function insertRefund(q: Queryable, row: NewRefundRow): Promise<void> {
+  await insertRow(q, 'refunds', { ...row }, { casts: { refund_line_items: 'jsonb' } });
+}
+
+/** What fulfillments cover of a line item (fulfillments.service.ts keeps it in step). */
+export async function setFulfilledQuantity(q: Queryable, lineItemId: string, quantity: number): Promise<void> {
+  await q.query('UPDATE order_line_items SET fulfilled_quantity = $2 WHERE id = $1', [lineItemId, quantity]);
 }

@@ -12,7 +12,8 @@ import { splitName } from '../customers/customers.service.js';
 import { assertFitsCurrency, CASH_OR_OFFLINE, readOrderUpdate, type LineInput, type OrderUpdateInput } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderView, shippingOriginalMinor, type OrderRow } from './order-view.js';
-import { findOrderAnyStore, insertTransaction, lockOrder, recordChange } from './orders.repo.js';
+import { deleteLineItems, findOrderAnyStore, insertTransaction, lockOrder, recordChange, setOrder } from './orders.repo.js';
+import { fulfillmentCount } from '../fulfillments/fulfillments.repo.js';
 import { computeTotals, parseTaxRate } from './pricing.js';
 import { deductStock, restockOrder } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
@@ -40,21 +41,6 @@ export async function lockForChange(tx: Queryable, orderId: string, actor: Actor
   if (!locked) throw orderNotFound();
   actor.assertAccess(locked.store_id);
   return (await findOrderAnyStore(tx, locked.id))!;
-}
-
-const JSON_COLUMNS = new Set(['shipping_address', 'billing_address', 'discount', 'tags', 'attributes']);
-
-/** `UPDATE orders SET ...` for the columns given, plus `updated_at`. */
-export async function setOrder(tx: Queryable, id: string, columns: Record<string, unknown>, now: Date): Promise<void> {
-  const sets: string[] = [];
-  const params: unknown[] = [];
-  for (const [column, value] of Object.entries(columns)) {
-    if (!/^[a-z_]+$/.test(column)) throw new Error(`bad column ${column}`);
-    params.push(JSON_COLUMNS.has(column) && value !== null ? JSON.stringify(value) : value);
-    sets.push(`${column} = $${params.length}${JSON_COLUMNS.has(column) ? '::jsonb' : ''}`);
-  }
-  params.push(now, id);
-  await tx.query(`UPDATE orders SET ${[...sets, `updated_at = $${params.length - 1}`].join(', ')} WHERE id = $${params.length}`, params);
 }
 
 /**
@@ -167,12 +153,11 @@ function addressChanges(order: OrderRow, input: OrderUpdateInput): Record<string
 async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInput[], set: Record<string, unknown>, now: Date): Promise<void> {
   if (order.status === 'canceled' || order.cancelled_at) throw badRequest('The order is canceled; its products can no longer change');
   if (order.refunded_minor > 0) throw badRequest('The order has refunds; its products can no longer change');
-  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM fulfillments WHERE order_id = $1', [order.id]);
-  if (rows[0].n > 0) throw badRequest('The order has fulfillments; its products can no longer change');
+  if ((await fulfillmentCount(tx, order.id)) > 0) throw badRequest('The order has fulfillments; its products can no longer change');
 
   assertFitsCurrency(order.currency, products);
   await restockOrder(tx, order.id);
-  await tx.query('DELETE FROM order_line_items WHERE order_id = $1', [order.id]);
+  await deleteLineItems(tx, order.id);
   const lines = await resolveLines(tx, order.store_id, products);
   const totals = computeTotals(
     lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.input.quantity, taxable: true })),

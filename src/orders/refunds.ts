@@ -11,8 +11,8 @@ import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { readRefundOrCancel } from './order-input.js';
 import { lineItemView, merchantOrderRecord } from './order-view.js';
-import { findOrderAnyStore, insertTransaction, recordChange } from './orders.repo.js';
-import { emitOrderEvents, lockForChange, paidAmount, setOrder, type Actor } from './orders.service.js';
+import { findOrderAnyStore, insertRefund, insertTransaction, recordChange, setOrder } from './orders.repo.js';
+import { emitOrderEvents, lockForChange, paidAmount, type Actor } from './orders.service.js';
 import { restockOrder } from './stock.js';
 
 /**
@@ -41,11 +41,10 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
       restock_type: restocked.has(l.id) ? (input.pos ? 'return' : 'cancel') : 'no_restock',
       subtotal_minor: l.price_minor * l.quantity - l.total_discount_minor,
     }));
-    await tx.query(
-      `INSERT INTO refunds (id, order_id, store_id, reason, pos, restock, amount_minor, transaction_id, refund_line_items, staff_id, created_at)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9::jsonb,$10,$11)`,
-      [refundId, order.id, order.store_id, input.reason, input.pos, input.restock, amount, transactionId, JSON.stringify(refundLines), actor.userId, now],
-    );
+    await insertRefund(tx, {
+      id: refundId, order_id: order.id, store_id: order.store_id, reason: input.reason, pos: input.pos, restock: input.restock,
+      amount_minor: amount, transaction_id: transactionId, refund_line_items: refundLines, staff_id: actor.userId, created_at: now,
+    });
 
     const set: Record<string, unknown> = { refunded_minor: order.refunded_minor + amount, financial_status: 'refunded' };
     const becomesCanceled = !input.pos && order.status !== 'canceled';

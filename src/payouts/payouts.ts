@@ -3,43 +3,23 @@
 // provider call outside any transaction -> in_transit or failed; the operator marks it paid or
 // failed. Every move is a conditional UPDATE on the expected status, so no payout moves twice.
 import type { Deps } from '../deps.js';
-import type { Queryable, Tx } from '../db/db.js';
+import type { Queryable } from '../db/db.js';
 import { conflict, notFound } from '../http/errors.js';
 import { uuidv7, isUuid } from '../ids.js';
 import { developerLedger, lockDeveloper, postEntry } from '../ledger/ledger.js';
 import { billingProviders, type ProviderResult } from '../billing/providers.js';
-import { payoutDestination, type DeveloperAccountRow, type StoredPayoutMethod } from '../billing/developer-accounts.js';
+import { payoutDestination, type DeveloperAccountRow } from '../billing/developer-accounts.js';
 import { latestInstant } from '../billing/schedule.js';
+import {
+  DEVELOPER_PAGE, attachUnsweptTransactions, developersWithPayoutMethod, insertPayout, lockPayout, markFailed, markInTransit, markPaid,
+  markProcessing, payoutById, pickClaimable, recordMove, sweepRunDone, takeSweepRun, unsweptTransactions, type PayoutRow, type PayoutStatus,
+} from './payouts.repo.js';
 
-export type PayoutStatus = 'pending' | 'processing' | 'in_transit' | 'paid' | 'failed';
+export type { PayoutRow, PayoutStatus } from './payouts.repo.js';
 export const PAYOUT_STATUSES: PayoutStatus[] = ['pending', 'processing', 'in_transit', 'paid', 'failed'];
 /** A processing payout whose dispatcher has not reported back for this long is dispatched again. */
 export const DISPATCH_LEASE_MS = 15 * 60 * 1000;
 const BATCH = 20;
-
-export interface PayoutRow {
-  id: string;
-  developer_id: string;
-  amount_cents: number;
-  currency: string;
-  status: PayoutStatus;
-  payout_method_type: 'bank' | 'paypal';
-  payout_method: StoredPayoutMethod;
-  external_reference: string | null;
-  period_start: Date;
-  period_end: Date;
-  failure_reason: string | null;
-  paid_at: Date | null;
-  sweep_instant: Date | null;
-  claimed_at: Date | null;
-  attempts: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-async function recordMove(tx: Queryable, payoutId: string, from: PayoutStatus | null, to: PayoutStatus, now: Date, reason: string | null = null) {
-  await tx.query('INSERT INTO payout_status_changes (payout_id, from_status, to_status, reason, created_at) VALUES ($1, $2, $3, $4, $5)', [payoutId, from, to, reason, now]);
-}
 
 /** The job_runs key of one developer's sweep instant (C14.13): one sweep per developer and instant. */
 export const sweepKey = (developerId: string, instant: Date) => `developer:${developerId}@${instant.toISOString()}`;
@@ -54,23 +34,14 @@ export async function sweepDeveloper(deps: Deps, developerId: string, instant: D
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     if (instant) {
-      const taken = await tx.query(
-        `INSERT INTO job_runs (job, period_key, started_at, finished_at, processed) VALUES ('payout-sweep', $1, $2, $2, 0)
-         ON CONFLICT (job, period_key) DO NOTHING RETURNING 1`,
-        [sweepKey(developerId, instant), now],
-      );
-      if (!taken.rows.length) return null;
+      if (!(await takeSweepRun(tx, sweepKey(developerId, instant), now))) return null;
     }
     const account = await lockDeveloper<DeveloperAccountRow>(tx, developerId, now);
     if (!account.payout_method) return null;
     const ledger = await developerLedger(tx, developerId);
     if (ledger.available <= 0 || ledger.available < Number(account.minimum_payout_cents)) return null;
 
-    const { rows: txns } = await tx.query<{ id: string; usd_developer_amount_cents: number; created_at: Date }>(
-      `SELECT id, usd_developer_amount_cents, created_at FROM app_transactions
-        WHERE developer_id = $1 AND status = 'paid' AND payout_id IS NULL ORDER BY created_at, id`,
-      [developerId],
-    );
+    const txns = await unsweptTransactions(tx, developerId);
     const covered = txns.reduce((sum, t) => sum + t.usd_developer_amount_cents, 0);
     if (covered !== ledger.available) {
       // Cannot happen while every writer holds the developer lock; refuse rather than pay a wrong amount.
@@ -78,24 +49,18 @@ export async function sweepDeveloper(deps: Deps, developerId: string, instant: D
     }
     const id = uuidv7();
     const periodStart = txns.length ? txns[0].created_at : now;
-    const { rows } = await tx.query<PayoutRow>(
-      `INSERT INTO payouts (id, developer_id, amount_cents, currency, status, payout_method_type, payout_method, period_start, period_end,
-         sweep_instant, created_at, updated_at)
-       VALUES ($1, $2, $3, 'USD', 'pending', $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
-      [id, developerId, ledger.available, account.payout_method.type, JSON.stringify(account.payout_method), periodStart, instant ?? now, instant, now],
-    );
-    await tx.query(
-      `INSERT INTO payout_transactions (payout_id, transaction_id)
-       SELECT $1, id FROM app_transactions WHERE developer_id = $2 AND status = 'paid' AND payout_id IS NULL`,
-      [id, developerId],
-    );
-    await tx.query(`UPDATE app_transactions SET payout_id = $1 WHERE developer_id = $2 AND status = 'paid' AND payout_id IS NULL`, [id, developerId]);
+    const payout = await insertPayout(tx, {
+      id, developer_id: developerId, amount_cents: ledger.available, currency: 'USD', status: 'pending',
+      payout_method_type: account.payout_method.type, payout_method: account.payout_method, period_start: periodStart, period_end: instant ?? now,
+      sweep_instant: instant, created_at: now, updated_at: now,
+    });
+    await attachUnsweptTransactions(tx, id, developerId);
     await postEntry(tx, {
       kind: 'payout_created', developerId, payoutId: id, now,
       lines: [{ account: 'developer:available', debit: ledger.available }, { account: 'developer:in_flight', credit: ledger.available }],
     });
     await recordMove(tx, id, null, 'pending', now);
-    return rows[0];
+    return payout;
   });
 }
 
@@ -109,26 +74,18 @@ export async function runPayoutSweep(deps: Deps, options: { force?: boolean; dev
   const payouts: PayoutRow[] = [];
   let after = '00000000-0000-0000-0000-000000000000';
   for (;;) {
-    const { rows } = await deps.db.query<{ developer_id: string; payout_schedule: DeveloperAccountRow['payout_schedule']; created_at: Date }>(
-      `SELECT d.developer_id, d.payout_schedule, u.created_at
-         FROM developer_accounts d JOIN users u ON u.id = d.developer_id
-        WHERE d.payout_method IS NOT NULL AND d.developer_id > $1
-          AND ($2::uuid[] IS NULL OR d.developer_id = ANY($2::uuid[]))
-        ORDER BY d.developer_id LIMIT 500`,
-      [after, options.developerIds ?? null],
-    );
+    const rows = await developersWithPayoutMethod(deps.db, after, options.developerIds ?? null);
     for (const dev of rows) {
       let instant: Date | null = null;
       if (!options.force) {
         instant = latestInstant(dev.payout_schedule, dev.created_at, now);
         if (!instant) continue;
-        const done = await deps.db.query(`SELECT 1 FROM job_runs WHERE job = 'payout-sweep' AND period_key = $1`, [sweepKey(dev.developer_id, instant)]);
-        if (done.rows.length) continue;
+        if (await sweepRunDone(deps.db, sweepKey(dev.developer_id, instant))) continue;
       }
       const payout = await sweepDeveloper(deps, dev.developer_id, instant);
       if (payout) payouts.push(payout);
     }
-    if (rows.length < 500) break;
+    if (rows.length < DEVELOPER_PAGE) break;
     after = rows[rows.length - 1].developer_id;
   }
   return { created: payouts.length, payouts };
@@ -141,19 +98,9 @@ export async function runPayoutSweep(deps: Deps, options: { force?: boolean; dev
 export async function claimPayouts(deps: Deps, limit = BATCH, onlyDevelopers?: string[]): Promise<PayoutRow[]> {
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
-    const { rows: picked } = await tx.query<{ id: string; status: PayoutStatus }>(
-      `SELECT id, status FROM payouts
-        WHERE (status = 'pending' OR (status = 'processing' AND claimed_at < $1))
-          AND ($3::uuid[] IS NULL OR developer_id = ANY($3::uuid[]))
-        ORDER BY created_at, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [new Date(now.getTime() - DISPATCH_LEASE_MS), limit, onlyDevelopers ?? null],
-    );
+    const picked = await pickClaimable(tx, new Date(now.getTime() - DISPATCH_LEASE_MS), limit, onlyDevelopers ?? null);
     if (!picked.length) return [];
-    const { rows } = await tx.query<PayoutRow>(
-      `UPDATE payouts SET status = 'processing', claimed_at = $2, attempts = attempts + 1, updated_at = $2
-        WHERE id = ANY($1::uuid[]) RETURNING *`,
-      [picked.map((p) => p.id), now],
-    );
+    const rows = await markProcessing(tx, picked.map((p) => p.id), now);
     for (const p of picked) if (p.status === 'pending') await recordMove(tx, p.id, 'pending', 'processing', now);
     return rows;
   });
@@ -167,12 +114,7 @@ async function recordDispatch(deps: Deps, payout: PayoutRow, result: ProviderRes
     return failed ? 'failed' : 'lost';
   }
   return deps.db.transaction(async (tx) => {
-    const { rows } = await tx.query(
-      `UPDATE payouts SET status = 'in_transit', external_reference = $2, updated_at = $3
-        WHERE id = $1 AND status = 'processing' AND attempts = $4 RETURNING id`,
-      [payout.id, result.reference, now, payout.attempts],
-    );
-    if (!rows.length) return 'lost' as const;
+    if (!(await markInTransit(tx, payout.id, payout.attempts, result.reference, now))) return 'lost' as const;
     await recordMove(tx, payout.id, 'processing', 'in_transit', now);
     return 'in_transit' as const;
   });
@@ -218,27 +160,19 @@ async function failPayoutWith(deps: Deps, developerId: string, payoutId: string,
     await lockDeveloper(tx, developerId, now);
     const payout = await lockPayout(tx, payoutId);
     if (!payout || !allowed(payout)) return null;
-    const { rows } = await tx.query<PayoutRow>(
-      `UPDATE payouts SET status = 'failed', failure_reason = $2, updated_at = $3 WHERE id = $1 RETURNING *`,
-      [payoutId, reason, now],
-    );
-    await tx.query('UPDATE app_transactions SET payout_id = NULL, updated_at = $2 WHERE payout_id = $1', [payoutId, now]);
+    const failed = await markFailed(tx, payoutId, reason, now);
     await postEntry(tx, {
       kind: 'payout_failed', developerId, payoutId, now,
       lines: [{ account: 'developer:in_flight', debit: payout.amount_cents }, { account: 'developer:available', credit: payout.amount_cents }],
     });
     await recordMove(tx, payoutId, payout.status, 'failed', now, reason);
-    return rows[0];
+    return failed;
   });
-}
-
-async function lockPayout(tx: Tx, payoutId: string): Promise<PayoutRow | null> {
-  return (await tx.query<PayoutRow>('SELECT * FROM payouts WHERE id = $1 FOR UPDATE', [payoutId])).rows[0] ?? null;
 }
 
 export async function findPayout(q: Queryable, payoutId: string): Promise<PayoutRow | null> {
   if (!isUuid(payoutId)) return null;
-  return (await q.query<PayoutRow>('SELECT * FROM payouts WHERE id = $1', [payoutId])).rows[0] ?? null;
+  return payoutById(q, payoutId);
 }
 
 /** C10.7 operator fail: from pending, processing or in_transit; else 409. */
@@ -259,13 +193,13 @@ export async function markPayoutPaid(deps: Deps, payoutId: string): Promise<Payo
     await lockDeveloper(tx, payout.developer_id, now);
     const current = await lockPayout(tx, payoutId);
     if (!current || current.status !== 'in_transit') return { refused: current?.status ?? 'missing' };
-    const { rows } = await tx.query<PayoutRow>(`UPDATE payouts SET status = 'paid', paid_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`, [payoutId, now]);
+    const row = await markPaid(tx, payoutId, now);
     await postEntry(tx, {
       kind: 'payout_paid', developerId: payout.developer_id, payoutId, now,
       lines: [{ account: 'developer:in_flight', debit: current.amount_cents }, { account: 'platform:cash', credit: current.amount_cents }],
     });
     await recordMove(tx, payoutId, 'in_transit', 'paid', now);
-    return { row: rows[0] };
+    return { row };
   });
   if ('refused' in paid) throw conflict(`Payout is ${paid.refused}; only an in_transit payout can be marked paid`);
   return paid.row;

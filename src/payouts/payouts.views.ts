@@ -6,9 +6,8 @@ import type { Page } from '../http/paging.js';
 import { formatMinor } from '../money.js';
 import { developerLedger } from '../ledger/ledger.js';
 import { developerAccount, nextPayoutAt } from '../billing/developer-accounts.js';
-import { PAYOUT_STATUSES, findPayout, type PayoutRow, type PayoutStatus } from './payouts.js';
-
-type PayoutWithIds = PayoutRow & { transaction_ids: string[] };
+import { PAYOUT_STATUSES, findPayout, type PayoutStatus } from './payouts.js';
+import { listDeveloperPayouts, payoutTransactions, payoutWithIds as payoutWithIdsRow, type PayoutWithIds } from './payouts.repo.js';
 
 export function payoutView(p: PayoutWithIds) {
   return {
@@ -28,11 +27,8 @@ export function payoutView(p: PayoutWithIds) {
   };
 }
 
-const WITH_IDS = `p.*, coalesce((SELECT json_agg(pt.transaction_id ORDER BY pt.transaction_id) FROM payout_transactions pt WHERE pt.payout_id = p.id), '[]'::json) AS transaction_ids`;
-
-export async function payoutWithIds(deps: Deps, payoutId: string): Promise<PayoutWithIds | null> {
-  const { rows } = await deps.db.query<PayoutWithIds>(`SELECT ${WITH_IDS} FROM payouts p WHERE p.id = $1`, [payoutId]);
-  return rows[0] ?? null;
+export function payoutWithIds(deps: Deps, payoutId: string): Promise<PayoutWithIds | null> {
+  return payoutWithIdsRow(deps.db, payoutId);
 }
 
 /** Earnings (app-api.md): every figure derived from ledger postings. */
@@ -55,15 +51,7 @@ export async function listPayouts(deps: Deps, developerId: string, page: Page, s
     throw badRequest(`status must be one of ${PAYOUT_STATUSES.join(', ')}`);
   }
   const filter = status ? (status as PayoutStatus) : null;
-  const [{ rows }, count] = await Promise.all([
-    deps.db.query<PayoutWithIds>(
-      `SELECT ${WITH_IDS} FROM payouts p WHERE p.developer_id = $1 AND ($2::text IS NULL OR p.status = $2)
-        ORDER BY p.created_at DESC, p.id DESC LIMIT $3 OFFSET $4`,
-      [developerId, filter, page.limit, page.offset],
-    ),
-    deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM payouts WHERE developer_id = $1 AND ($2::text IS NULL OR status = $2)`, [developerId, filter]),
-  ]);
-  const total = count.rows[0].n;
+  const { rows, total } = await listDeveloperPayouts(deps.db, developerId, filter, page);
   return {
     items: rows.map(payoutView),
     pagination: { page: page.page, limit: page.limit, total, hasMore: page.offset + rows.length < total },
@@ -75,12 +63,7 @@ export async function payoutDetail(deps: Deps, developerId: string, payoutId: st
   const payout = await findPayout(deps.db, payoutId);
   if (!payout || payout.developer_id !== developerId) throw notFound('Payout not found');
   const full = (await payoutWithIds(deps, payoutId))!;
-  const { rows } = await deps.db.query<{ id: string; app_id: string; store_id: string; amount_cents: number; developer_amount_cents: number; currency: string; fx_rate: string; usd_developer_amount_cents: number; created_at: Date }>(
-    `SELECT t.id, t.app_id, t.store_id, t.amount_cents, t.developer_amount_cents, t.currency, t.fx_rate::text AS fx_rate, t.usd_developer_amount_cents, t.created_at
-       FROM payout_transactions pt JOIN app_transactions t ON t.id = pt.transaction_id
-      WHERE pt.payout_id = $1 ORDER BY t.created_at, t.id`,
-    [payoutId],
-  );
+  const rows = await payoutTransactions(deps.db, payoutId);
   return {
     payout: payoutView(full),
     transactions: rows.map((t) => ({

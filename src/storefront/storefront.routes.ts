@@ -8,6 +8,7 @@ import { envelope } from '../http/shapes.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { bodyObject, fieldError, optionalText, parseInstant, requiredText } from '../content/fields.js';
 import { findOrder } from '../orders/orders.repo.js';
+import { insertStorefrontEvent, storeIdBySlug } from './storefront.repo.js';
 import { safeEqual } from '../crypto.js';
 
 export const EVENT_TYPES = ['session', 'page_view'] as const;
@@ -39,9 +40,9 @@ export function readStorefrontEvent(raw: unknown): StorefrontEventInput {
 }
 
 async function storeIdOf(deps: Deps, slug: string): Promise<string> {
-  const { rows } = await deps.db.query<{ id: string }>('SELECT id FROM stores WHERE slug = $1', [slug.toLowerCase()], { name: 'storefront_store_by_slug' });
-  if (!rows[0]) throw notFound('Store not found');
-  return rows[0].id;
+  const id = await storeIdBySlug(deps.db, slug);
+  if (!id) throw notFound('Store not found');
+  return id;
 }
 
 export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
@@ -65,11 +66,9 @@ export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: D
     const storeId = await storeIdOf(deps, (request.params as { storeURL: string }).storeURL);
     const now = deps.clock.now();
     const id = uuidv7(now.getTime());
-    await deps.db.query(
-      `INSERT INTO storefront_events (id, store_id, type, session_id, source, path, occurred_at, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
-      [id, storeId, input.type, input.sessionId, input.source, input.path, input.occurredAt ?? now, now],
-      { name: 'storefront_event_insert' },
-    );
+    await insertStorefrontEvent(deps.db, {
+      id, store_id: storeId, type: input.type, session_id: input.sessionId, source: input.source, path: input.path, occurred_at: input.occurredAt ?? now, created_at: now,
+    });
     return reply.code(202).send(envelope({ eventId: id }, 202));
   });
 

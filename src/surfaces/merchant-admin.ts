@@ -8,6 +8,7 @@ import { badRequest, forbidden } from '../http/errors.js';
 import { isUuid } from '../ids.js';
 import { MERCHANT_ROLES, userAuthHook } from '../http/user-auth.js';
 import { claimRoutes, type SurfaceRoutes } from './surface.js';
+import { storeExists } from '../accounts/accounts.repo.js';
 
 export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
   return async function merchantAdminPlugin(admin: FastifyInstance) {
@@ -20,8 +21,7 @@ export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
       const named = (request.body as any)?.storeId ?? (request.query as any)?.storeId;
       if (named === undefined) return;
       if (!isUuid(named)) throw badRequest('storeId must be a store id');
-      const { rows } = await deps.db.query('SELECT 1 FROM stores WHERE id = $1', [named]);
-      if (!rows.length) throw badRequest('storeId names no store');
+      if (!(await storeExists(deps.db, named))) throw badRequest('storeId names no store');
     });
     await routes(admin);
   };

@@ -5,23 +5,17 @@ import type { Queryable } from '../db/db.js';
 import { forbidden, notFound, unprocessable } from '../http/errors.js';
 import { isUuid, randomToken, uuidv7 } from '../ids.js';
 import { checkTargetUrl } from '../net/address-safety.js';
-import { isUniqueViolation } from '../slug.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { API_VERSION } from '../api-version.js';
 import { isEventTopic, isSubscribableTopic, topicReadScopes, type Topic } from './topics.js';
+import {
+  DUPLICATE_STORE_WEBHOOK, DUPLICATE_SUBSCRIPTION, deleteStoreWebhookRow, deleteSubscriptionRow, insertStoreWebhook, insertSubscription,
+  storeWebhooksOf, subscriptionsOfInstallation, type StoreWebhookRow, type SubscriptionRow,
+} from './subscriptions.repo.js';
 
 export const newWebhookSecret = () => randomToken('svcwh', 32);
-
-interface SubscriptionRow {
-  id: string;
-  topic: string;
-  address: string;
-  secret_enc: string;
-  api_version: string;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** `{ webhook: { topic, address } }` or a flat `{ topic, address }` (C6.4). */
 function readInput(body: unknown): { topic: unknown; address: unknown } {
@@ -63,39 +57,29 @@ export async function createSubscription(deps: Deps, caller: TokenInfo, body: un
   const secret = newWebhookSecret();
   const now = deps.clock.now();
   try {
-    const { rows } = await deps.db.query<SubscriptionRow>(
-      `INSERT INTO webhook_subscriptions (id, installation_id, app_id, store_id, topic, address, secret_enc, api_version, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
-      [uuidv7(now.getTime()), caller.installationId, caller.appId, caller.storeId, topic, address, deps.secrets.seal(secret), API_VERSION, now],
-    );
-    return { webhook: subscriptionView(rows[0], secret) };
+    const row = await insertSubscription(deps.db, {
+      id: uuidv7(now.getTime()), installation_id: caller.installationId, app_id: caller.appId, store_id: caller.storeId, topic, address,
+      secret_enc: deps.secrets.seal(secret), api_version: API_VERSION, now,
+    });
+    return { webhook: subscriptionView(row, secret) };
   } catch (err) {
-    if (isUniqueViolation(err)) throw duplicate();
+    if (isUniqueViolation(err, DUPLICATE_SUBSCRIPTION)) throw duplicate();
     throw err;
   }
 }
 
 export async function listSubscriptions(q: Queryable, caller: TokenInfo) {
-  const { rows } = await q.query<SubscriptionRow>(
-    'SELECT * FROM webhook_subscriptions WHERE installation_id = $1 ORDER BY created_at DESC, id DESC',
-    [caller.installationId],
-  );
+  const rows = await subscriptionsOfInstallation(q, caller.installationId);
   return { webhooks: rows.map((r) => subscriptionView(r)) };
 }
 
 export async function deleteSubscription(q: Queryable, caller: TokenInfo, id: string) {
-  const { rowCount } = isUuid(id)
-    ? await q.query('DELETE FROM webhook_subscriptions WHERE id = $1 AND installation_id = $2', [id, caller.installationId])
-    : { rowCount: 0 };
-  if (!rowCount) throw notFound('Webhook not found');
+  const deleted = isUuid(id) && (await deleteSubscriptionRow(q, caller.installationId, id));
+  if (!deleted) throw notFound('Webhook not found');
   return {};
 }
 
 // ---- store-level webhooks (C6.5) --------------------------------------------------------------
-
-interface StoreWebhookRow extends SubscriptionRow {
-  store_id: string;
-}
 
 function storeWebhookView(deps: Deps, row: StoreWebhookRow) {
   return {
@@ -117,31 +101,22 @@ export async function createStoreWebhook(deps: Deps, storeId: string, userId: st
   const address = await checkAddress(deps, input.address);
   const now = deps.clock.now();
   try {
-    const { rows } = await deps.db.query<StoreWebhookRow>(
-      `INSERT INTO store_webhooks (id, store_id, topic, address, secret_enc, created_by, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
-      [uuidv7(now.getTime()), storeId, input.topic, address, deps.secrets.seal(newWebhookSecret()), userId, now],
-    );
-    return { webhook: storeWebhookView(deps, rows[0]) };
+    const row = await insertStoreWebhook(deps.db, {
+      id: uuidv7(now.getTime()), store_id: storeId, topic: input.topic, address, secret_enc: deps.secrets.seal(newWebhookSecret()), created_by: userId, now,
+    });
+    return { webhook: storeWebhookView(deps, row) };
   } catch (err) {
-    if (isUniqueViolation(err)) throw duplicate();
+    if (isUniqueViolation(err, DUPLICATE_STORE_WEBHOOK)) throw duplicate();
     throw err;
   }
 }
 
 export async function listStoreWebhooks(deps: Deps, storeId: string, page: { limit: number; offset: number }) {
-  const [rows, total] = await Promise.all([
-    deps.db.query<StoreWebhookRow>('SELECT * FROM store_webhooks WHERE store_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3', [
-      storeId, page.limit, page.offset,
-    ]),
-    deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM store_webhooks WHERE store_id = $1', [storeId]),
-  ]);
-  return { webhooks: rows.rows.map((r) => storeWebhookView(deps, r)), total: total.rows[0].n };
+  const { rows, total } = await storeWebhooksOf(deps.db, storeId, page);
+  return { webhooks: rows.map((r) => storeWebhookView(deps, r)), total };
 }
 
 export async function deleteStoreWebhook(deps: Deps, storeId: string, id: string) {
-  const { rowCount } = isUuid(id)
-    ? await deps.db.query('DELETE FROM store_webhooks WHERE id = $1 AND store_id = $2', [id, storeId])
-    : { rowCount: 0 };
-  if (!rowCount) throw notFound('Webhook not found');
+  const deleted = isUuid(id) && (await deleteStoreWebhookRow(deps.db, storeId, id));
+  if (!deleted) throw notFound('Webhook not found');
 }

@@ -13,7 +13,8 @@ import type { Db } from '../../src/db/db.js';
 import type { Deps } from '../../src/deps.js';
 import { TestClock } from '../../src/clock.js';
 import { advanceClock } from '../../src/platform/clock-store.js';
-import type { RateLimiter } from '../../src/ratelimit/limiter.js';
+import { WINDOW_MS, type RateLimiter } from '../../src/ratelimit/limiter.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { removeTempDir, tempDir } from './temp-dirs.js';
 import { silentLogger, type Logger } from '../../src/platform/logger.js';
 
@@ -101,4 +102,13 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       if (ownDataDir) removeTempDir(ownDataDir);
     },
   };
+}
+
+/**
+ * A rate limiter whose clock moves one window on at every request, so no test using it is ever limited
+ * however many calls it makes (the limit itself is tested in app-api.test.ts); the headers still come.
+ */
+export function unlimitedLimiter(): MemoryRateLimiter {
+  let t = Date.now();
+  return new MemoryRateLimiter({ now: () => (t += WINDOW_MS) });
 }

@@ -1,8 +1,11 @@
-// Shared fixtures: a store with its merchant, a developer, an installed app and a token, in one call.
+// The people and apps a test acts as: a merchant with a store, a partner (developer), an app
+// installed on the store with its token (all in one call: storeWithApp), store staff and the
+// platform operator. Every one is made through the service's own routes, as a client would.
 import { randomBytes } from 'node:crypto';
 import type { Harness } from './harness.js';
 
-const unique = () => randomBytes(5).toString('hex');
+/** A short random tag for names and emails that must not collide between tests sharing a database. */
+export const unique = () => randomBytes(5).toString('hex');
 
 export interface Merchant {
   token: string;
@@ -12,8 +15,9 @@ export interface Merchant {
   email: string;
 }
 
-export async function signupMerchant(h: Harness, storeName = `Shop ${unique()}`): Promise<Merchant> {
-  const email = `m-${unique()}@example.com`;
+export async function signupMerchant(h: Harness, options: { storeName?: string; email?: string } = {}): Promise<Merchant> {
+  const email = options.email ?? `m-${unique()}@example.com`;
+  const storeName = options.storeName ?? `Shop ${unique()}`;
   const res = await h.req('POST', '/auth/signup', { body: { email, password: 'correct-horse', name: 'Merchant', storeName } });
   if (res.statusCode !== 201) throw new Error(`signup failed: ${res.body}`);
   const { data } = res.json();
@@ -84,4 +88,22 @@ export async function operatorToken(h: Harness): Promise<string> {
   await ensureOperator(h.deps, email, 'operator-password');
   const res = await h.req('POST', '/auth/login', { body: { email, password: 'operator-password' } });
   return res.json().data.token;
+}
+
+export type StaffRole = 'STAFF_ADMIN' | 'MANAGER';
+
+/** A staff account (C2.4) of the merchant's store, logged in: its email, the creating response's body and its token. */
+export async function createStaff(h: Harness, merchant: string | { token: string }, role: StaffRole) {
+  const email = `staff-${unique()}@example.com`;
+  const password = 'staff-password';
+  const res = await h.req('POST', '/stores/staff', { token: typeof merchant === 'string' ? merchant : merchant.token, body: { email, password, name: 'Staff', role } });
+  if (res.statusCode !== 201) throw new Error(`staff create failed: ${res.statusCode} ${res.body}`);
+  const login = await h.req('POST', '/auth/login', { body: { email, password } });
+  if (login.statusCode !== 200) throw new Error(`staff login failed: ${login.statusCode} ${login.body}`);
+  return { email, created: res.json(), token: login.json().data.token as string };
+}
+
+/** A logged-in staff account's token (merchant: its token, or the Merchant). */
+export async function staffToken(h: Harness, merchant: string | { token: string }, role: StaffRole): Promise<string> {
+  return (await createStaff(h, merchant, role)).token;
 }

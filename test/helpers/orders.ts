@@ -1,13 +1,11 @@
-// Fixtures of the order area's tests: a store with an app holding the order scopes, catalog rows
-// written directly (the catalog's own routes are tested elsewhere), orders taken through C7.1, and
-// the store's outbox events.
+// The order area's factory: a store with an app holding the order scopes, catalog rows written
+// directly (the catalog's own routes are tested elsewhere) and orders taken through C7.1.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/fixtures.js';
-import { uuidv7 } from '../src/ids.js';
+import type { Harness } from './harness.js';
+import { storeWithApp } from './actors.js';
+import { uuidv7 } from '../../src/ids.js';
 
-export type Res = Awaited<ReturnType<Harness['req']>>;
 export const uniq = () => randomBytes(4).toString('hex');
 export const ORDER_SCOPES = ['read_orders', 'write_orders', 'read_analytics', 'read_customers'];
 
@@ -77,41 +75,4 @@ export async function takeOrder(h: Harness, token: string, body: unknown): Promi
   const res = await h.req('POST', '/orders', { token, body });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().data;
-}
-
-export async function events(h: Harness, storeId: string, since?: Date): Promise<{ topic: string; payload: any }[]> {
-  const { rows } = await h.db.query<{ topic: string; payload: any }>(
-    'SELECT topic, payload FROM events WHERE store_id = $1 AND created_at >= $2 ORDER BY created_at, id',
-    [storeId, since ?? new Date(0)],
-  );
-  return rows;
-}
-
-/** The events written by `work` for the store, as topics in order. */
-export async function eventsOf(h: Harness, storeId: string, work: () => Promise<unknown>): Promise<{ topic: string; payload: any }[]> {
-  const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE store_id = $1', [storeId]);
-  await work();
-  const all = await events(h, storeId);
-  return all.slice(rows[0].n);
-}
-
-export function expectEnvelopeError(res: Res, status: number, messagePart?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(res.json()).toEqual({ status, state: 'error', message: expect.any(String), data: null, count: null, pagination: null });
-  if (messagePart) expect(res.json().message).toContain(messagePart);
-}
-
-export function expectErrorsBody(res: Res, status: number, key = 'base') {
-  expect(res.statusCode, res.body).toBe(status);
-  const body = res.json();
-  expect(Object.keys(body)).toEqual(['errors']);
-  expect(body.errors[key]?.[0], res.body).toEqual(expect.any(String));
-  return body.errors;
-}
-
-export async function staffToken(h: Harness, merchantToken: string, role: 'STAFF_ADMIN' | 'MANAGER') {
-  const email = `staff-${uniq()}@example.com`;
-  const res = await h.req('POST', '/stores/staff', { token: merchantToken, body: { email, password: 'staff-password', name: 'Staff', role } });
-  expect(res.statusCode).toBe(201);
-  return (await h.req('POST', '/auth/login', { body: { email, password: 'staff-password' } })).json().data.token as string;
 }

@@ -1,15 +1,12 @@
-// Fixtures shared by the billing, ledger, payout and developer-analytics tests.
+// The billing area's factory, shared by the billing, ledger, payout and developer-analytics tests.
 //
 // Time: these tests move the harness clock with `h.clock.advance` (this process only) rather than
 // `h.advance`, which writes the shared offset to the database: on PostgreSQL every test file shares
 // one database, and another file's clock jumps must not move ours (or ours theirs).
-import { randomBytes } from 'node:crypto';
-import type { Harness } from './helpers/harness.js';
-import { installApp, operatorToken, signupMerchant, signupPartner, createTestApp, type Merchant } from './helpers/fixtures.js';
-import type { Role } from '../src/accounts/jwt.js';
-import { uuidv7 } from '../src/ids.js';
-
-export const unique = () => randomBytes(5).toString('hex');
+import type { Harness } from './harness.js';
+import { installApp, operatorToken, signupMerchant, signupPartner, createTestApp, unique, type Merchant } from './actors.js';
+import type { Role } from '../../src/accounts/jwt.js';
+import { uuidv7 } from '../../src/ids.js';
 
 /** A fresh platform JWT on the service clock (tokens live 12 h; these tests move months ahead). */
 export function tokenFor(h: Harness, id: string, role: Role, storeId: string | null = null): Promise<string> {
@@ -45,15 +42,7 @@ export async function developer(h: Harness): Promise<Developer> {
 }
 
 export async function merchant(h: Harness, options: { email?: string } = {}): Promise<Merchant & { fresh(): Promise<string> }> {
-  let m: Merchant;
-  if (options.email) {
-    const res = await h.req('POST', '/auth/signup', { body: { email: options.email, password: 'correct-horse', name: 'Merchant', storeName: `Shop ${unique()}` } });
-    if (res.statusCode !== 201) throw new Error(`signup failed: ${res.body}`);
-    const { data } = res.json();
-    m = { token: data.token, userId: data.user.id, storeId: data.store.id, slug: data.store.storeURL, email: options.email };
-  } else {
-    m = await signupMerchant(h);
-  }
+  const m = await signupMerchant(h, { email: options.email });
   return { ...m, fresh: () => tokenFor(h, m.userId, 'MERCHANT', m.storeId) };
 }
 
