@@ -75,7 +75,9 @@ function redirectTempDirs(): () => void {
   return () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
-    const left = readdirSync(runDir);
+    // tsx keeps its compile cache in `$TMPDIR/tsx-<uid>` for the service processes tests start:
+    // the tool's cache, not a test's leftover (removed with the run directory all the same).
+    const left = readdirSync(runDir).filter((name) => !/^tsx-\d+$/.test(name));
     rmSync(runDir, { recursive: true, force: true });
     if (!left.length) return;
     process.exitCode = 1; // Vitest reports an error thrown here but would still exit 0
