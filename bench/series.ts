@@ -89,7 +89,7 @@ export async function measureGroup(scenarios: Scenario[], opts: GroupOptions): P
     }
     quiet.push(isQuiet);
     const ratio = series.length === 2 ? `  ${((all[0][r].requestsPerSec / all[1][r].requestsPerSec) * 100).toFixed(0)} %` : '';
-    console.log(`    round ${r + 1}: ${cells.join(', ')} req/s${ratio}   (other load ${others.join(' / ')} cores${isQuiet ? '' : ': set aside'})`);
+    console.log(`    round ${r + 1}: ${cells.join(', ')} req/s${ratio}   (other load ${others.join(' / ')} cores${isQuiet ? '' : ', over ' + opts.quietCores + ': noisy'})`);
   }
   const quietCount = quiet.filter(Boolean).length;
   const noisy = quietCount < Math.ceil(opts.rounds / 2);
