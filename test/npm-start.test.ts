@@ -10,7 +10,8 @@ import { commandOf, freePort, processes, startNpm, type ServiceProcess } from '.
 import { tempDir } from './helpers/temp-dirs.js';
 
 const onPGlite = !inject('testDatabaseUrl');
-const dataDir = tempDir('svc-npm-start-');
+// Made only where the tests run: a file whose tests are all skipped runs no teardown to remove it.
+const dataDir = onPGlite ? tempDir('svc-npm-start-') : '';
 
 const childrenOf = (pid: number) => processes((p) => p.ppid === pid);
 
