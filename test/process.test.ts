@@ -174,5 +174,5 @@ describe.runIf(onPGlite)('one process per embedded database', () => {
     await third.waitFor(/process ready/);
     third.child.kill('SIGTERM');
     expect((await third.exited).code).toBe(0);
-  }, 120_000);
+  }, 240_000);
 });
