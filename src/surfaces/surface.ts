@@ -53,7 +53,8 @@ declare module 'fastify' {
 
 /**
  * Claims every route registered in `instance` (and in the plugins registered inside it) for the
- * surface: the route's `config.surface` and OpenAPI `security`. A route that writes its own
+ * surface: the route's `config.surface`, its OpenAPI `security` and the `Credential:` line of its
+ * description. A route that writes its own
  * `security`, or a surface registered inside another, is a mistake caught at start.
  */
 export function claimRoutes(instance: FastifyInstance, surface: Surface): void {
