@@ -7,6 +7,9 @@ import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeShapeIndex } from './http/route-shapes.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
+import { compileValidator } from './http/validation.js';
+import { serializerCompiler } from './http/serialization.js';
+import { unwrapResourceBodies } from './http/resource-body.js';
 import { recordRoutes } from './surfaces/surface.js';
 import { publicSurface } from './surfaces/public.js';
 import { appApi } from './surfaces/app-api.js';
@@ -60,6 +63,11 @@ const FRAMEWORK_ERRORS: Record<string, string> = {
 export interface BuildOptions {
   /** The /docs reference UI (off in tests: it only serves static assets). */
   docsUi?: boolean;
+  /**
+   * Compare every schema-serialised response with JSON.stringify of the same value and fail the
+   * request on a difference (src/http/serialization.ts). On in the test harness; off in service.
+   */
+  checkResponses?: boolean;
 }
 
 export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<FastifyInstance> {
@@ -70,8 +78,6 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // Unique across processes; a well-formed incoming X-Request-Id is kept (src/http/request-id.ts).
     genReqId: requestIdOf,
     bodyLimit: MAX_BODY_BYTES,
-    // Unknown body keys are ignored (C5.6): they are kept out of validation, not rejected.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
     // Errors raised before routing (a URL with bad percent-encoding, a path parameter over the
     // length limit) still get the shape of the endpoint the URL names (C5.1), the version header
@@ -88,6 +94,11 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   const shapeOfUrl = routeShapeIndex(app);
   recordRoutes(app); // every route with its surface (src/surfaces/surface.ts; test/auth-matrix.test.ts)
   installErrorHandler(app);
+  // Requests are validated and responses serialised by the route's schemas (src/http/validation.ts,
+  // src/http/serialization.ts); a body may come wrapped under its resource's key (resource-body.ts).
+  app.setValidatorCompiler(compileValidator);
+  app.setSerializerCompiler(serializerCompiler({ checkResponses: options.checkResponses ?? false }));
+  unwrapResourceBodies(app);
   echoRequestId(app);
   instrumentHttp(app, deps.metrics);
   // Client input is checked once, here, for every route registered below (src/http/input-guard.ts):

@@ -4,6 +4,7 @@
 // because multipart fields arrive as strings. Every reader records a message per field; `check()`
 // throws them all at once in the route's error shape.
 import { AppError, badRequest, type ErrorKind } from '../http/errors.js';
+import { Type } from 'typebox';
 import { isUuid } from '../ids.js';
 
 export const BLANK = "can't be blank";
@@ -60,6 +61,42 @@ export function str(errors: FieldErrors, body: Body, key: string, opts: { requir
     return undefined;
   }
   return v;
+}
+
+/**
+ * What `money()` reads, as a schema (the route validates it before the reader converts it): a
+ * decimal string or a number from 0 with at most two decimals; '' or null clear it where allowed.
+ */
+export function amountSchema(description: string, opts: { nullable?: boolean } = {}) {
+  const text = { type: 'string', pattern: '^(\\s*\\d+(\\.\\d{1,2})?\\s*)?$' };
+  const number = { type: 'number', minimum: 0, multipleOf: 0.01 };
+  return Type.Unsafe<string | number | null>({
+    anyOf: opts.nullable ? [text, number, { type: 'null' }] : [text, number],
+    description: `${description}: a decimal string or number from 0, at most two decimals${opts.nullable ? '; null or "" clears it' : ''}`,
+    'x-error': 'must be a non-negative amount with at most two decimals',
+  });
+}
+
+/** What `count()` reads: a whole number from 0 (a numeric string too, as multipart sends them). */
+export function countSchema(description: string) {
+  return Type.Unsafe<number | string>({
+    anyOf: [{ type: 'integer', minimum: 0, maximum: 2_147_483_647 }, { type: 'string', pattern: '^\\s*\\d+\\s*$' }],
+    description: `${description}: a whole number from 0`,
+    'x-error': 'must be a whole number of at least 0',
+  });
+}
+
+/** What `tagList()` reads. */
+export const tagsSchema = Type.Unsafe<string | string[] | null>({
+  type: ['array', 'string', 'null'],
+  items: { type: 'string' },
+  description: 'an array of strings, or one comma-separated string; trimmed, blanks dropped, at most 255 characters each; null clears them',
+  'x-error': 'must be an array of strings',
+});
+
+/** A string field `str()` reads with `max`; null reads as absent (or clears it, where nullable). */
+export function textSchema(description: string, max: number) {
+  return Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: max, description, 'x-error': { maxLength: `is too long (maximum is ${max} characters)` } });
 }
 
 const MAX_MINOR = 1e15; // far below 2^53, far above any price

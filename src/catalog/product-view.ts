@@ -1,6 +1,9 @@
 // The product object of the App API (app-api.md Product; C14.1), built from one row that carries
 // its variants and images as JSON (see products.repo.ts: one round trip per list page).
+import { Type } from 'typebox';
 import { formatMinor } from '../money.js';
+import { Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { PRODUCT_STATUSES } from './products.repo.js';
 
 export interface ProductRow {
   id: string;
@@ -12,7 +15,7 @@ export interface ProductRow {
   vendor: string;
   product_type: string;
   published_scope: string;
-  status: string;
+  status: (typeof PRODUCT_STATUSES)[number];
   tags: string[];
   price_minor: number | null;
   compare_at_price_minor: number | null;
@@ -42,7 +45,7 @@ export interface VariantJson {
 export function variantPrices(v: Pick<VariantJson, 'price_minor' | 'discount_price_minor'>) {
   const discounted = v.discount_price_minor !== null && v.discount_price_minor < v.price_minor;
   return {
-    price: formatMinor(discounted ? v.discount_price_minor : v.price_minor),
+    price: formatMinor(discounted ? v.discount_price_minor : v.price_minor)!,
     compare_at_price: discounted ? formatMinor(v.price_minor) : null,
   };
 }
@@ -76,3 +79,35 @@ export function productView(p: ProductRow) {
     updated_at: p.updated_at.toISOString(),
   };
 }
+
+const ProductVariantSchema = Type.Object({
+  id: Type.Integer({ description: 'numeric variant id' }),
+  product_id: Type.Integer(),
+  title: Type.String({ description: '`name / value`, or `Default`' }),
+  price: Money('the selling price'),
+  compare_at_price: nullable(Money('the list price when the variant sells at a discount')),
+  sku: nullable(Type.String()),
+  inventory_quantity: Type.Integer(),
+  available: Type.Boolean(),
+});
+
+/** The App API product (app-api.md Product; C14.1), as `productView` writes it. */
+export const ProductSchema = Type.Object({
+  id: Type.Integer({ description: 'numeric product id' }),
+  product_id: Type.String({ description: 'the product UUID' }),
+  title: Type.String(),
+  handle: Type.String(),
+  body_html: Type.String(),
+  vendor: Type.String(),
+  product_type: Type.String(),
+  published_scope: Type.String(),
+  status: StringEnum(PRODUCT_STATUSES),
+  tags: Type.Array(Type.String()),
+  price: nullable(Money()),
+  compare_at_price: nullable(Money()),
+  inventory_quantity: Type.Integer(),
+  variants: Type.Array(ProductVariantSchema),
+  images: Type.Array(Type.Object({ id: Type.Integer(), product_id: Type.Integer(), src: Type.String(), position: Type.Integer() })),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+});

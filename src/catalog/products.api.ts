@@ -1,75 +1,82 @@
-import { envelopeError } from '../http/shapes.js';
 // App API products (C6.1): list, get, create, update (app-api.md PUT /products/{id}.json) and
 // delete, all bare bodies with the errors body for errors. `{id}` is the UUID or the numeric id.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { envelopeError } from '../http/shapes.js';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage } from '../http/paging.js';
+import { EmptyBody, pagedQuery, StringEnum } from '../http/schemas.js';
+import { amountSchema, countSchema, tagsSchema, textSchema } from './input.js';
+import { typed } from '../http/typed.js';
 import { isUuid } from '../ids.js';
-import { productView } from './product-view.js';
+import { ProductSchema, productView } from './product-view.js';
 import { findProduct, listProducts, lockProduct, PRODUCT_STATUSES } from './products.repo.js';
 import { readApiCreate, readApiUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
 
 const tags = ['products'];
 const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
-const field = (description: string) => Type.Optional(Type.Unknown({ description }));
-
-/** Documents the body; the rules themselves are in products.input.ts (their messages are fixed). */
+const params = Type.Object({ id: Type.String({ description: 'the product UUID or numeric id' }) });
+/** The fields both App API bodies share; the rules beyond their types are in products.input.ts. */
+const commonFields = {
+  body_html: Type.Optional(textSchema('HTML; null clears it', 512 * 1024)),
+  handle: Type.Optional(textSchema('default: a slug of the title, made unique in the store', 255)),
+  status: Type.Optional(StringEnum(PRODUCT_STATUSES, { description: 'default active', 'x-error': 'must be active, draft or archived' })),
+  tags: Type.Optional(tagsSchema),
+};
 const createBody = Type.Object({
-  title: field('string, required (400 `{ errors: { title: ["can\'t be blank"] } }` without it)'),
-  body_html: field('string (HTML)'),
-  handle: field('string; default: a slug of the title, made unique in the store'),
-  status: field('active (default), draft or archived'),
-  tags: field('array of strings'),
-  price: field('decimal string or number'),
-  compare_at_price: field('decimal string or number, or null'),
-  inventory_quantity: field('integer >= 0'),
-  sku: field('string'),
+  title: textSchema('required (400 `{ errors: { title: ["can\'t be blank"] } }` without it)', 255),
+  ...commonFields,
+  price: Type.Optional(amountSchema('the price', { nullable: true })),
+  compare_at_price: Type.Optional(amountSchema('the list price', { nullable: true })),
+  inventory_quantity: Type.Optional(countSchema('the stock')),
+  sku: Type.Optional(textSchema('null clears it', 255)),
 }, { description: 'Flat, or wrapped as `{ product: { ... } }`' });
 const updateBody = Type.Object({
-  title: field('string'),
-  body_html: field('string'),
-  handle: field('string'),
-  status: field('active, draft or archived'),
-  tags: field('array of strings; replaces all tags'),
-  variants: field('array of `{ price, compare_at_price, inventory_quantity }`: only the first entry is applied, onto the product-level price, compare-at price and stock; variant rows are not modified'),
-}, { description: 'All optional; `vendor` and `product_type` come from the category and cannot be set' });
+  title: Type.Optional(textSchema('a new title', 255)),
+  ...commonFields,
+  variants: Type.Optional(Type.Array(Type.Unknown(), {
+    description: 'only the first entry is read: `{ price, compare_at_price, inventory_quantity }` (amounts as decimal strings or numbers, or null; stock a whole number from 0), applied onto the product-level price, compare-at price and stock; variant rows are not modified, and later entries are ignored unread',
+  })),
+}, { description: 'All optional; `vendor` and `product_type` come from the category and cannot be set. Flat, or wrapped as `{ product: { ... } }`' });
+const productBody = Type.Object({ product: ProductSchema });
 
-export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function productApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   api.get('/products.json', {
     config: { scope: 'read_products', shape: 'errors' },
     schema: {
       tags, summary: 'List products, newest first (C6.1)',
-      querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()), status: Type.Optional(Type.String()) }),
+      querystring: pagedQuery({ status: Type.Optional(Type.String({ description: 'active, draft or archived (another value -> 422)' })) }),
+      response: { 200: Type.Object({ products: Type.Array(ProductSchema) }) },
     },
   }, async (request, reply) => {
-    const query = request.query as Record<string, string | undefined>;
-    if (query.status !== undefined && !(PRODUCT_STATUSES as readonly string[]).includes(query.status)) {
+    const { status } = request.query;
+    if (status !== undefined && !(PRODUCT_STATUSES as readonly string[]).includes(status)) {
       throw unprocessable('status must be active, draft or archived', { status: ['must be active, draft or archived'] });
     }
-    const page = parsePage(query);
-    const { rows, hasNext } = await listProducts(deps.db, apiCaller(request).storeId, { status: query.status, limit: page.limit, offset: page.offset });
-    const link = linkHeader(deps.config.baseUrl, '/api/v1/products.json', { status: query.status }, page, hasNext);
+    const page = parsePage(request.query);
+    const { rows, hasNext } = await listProducts(deps.db, apiCaller(request).storeId, { status, limit: page.limit, offset: page.offset });
+    const link = linkHeader(deps.config.baseUrl, '/api/v1/products.json', { status }, page, hasNext);
     if (link) reply.header('Link', link);
     return { products: rows.map(productView) };
   });
 
   api.get('/products/:id.json', {
     config: { scope: 'read_products', shape: 'errors' },
-    schema: { tags, summary: 'One product by UUID or numeric id', params: Type.Object({ id: Type.String() }) },
+    schema: { tags, summary: 'One product by UUID or numeric id', params, response: { 200: productBody } },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const product = isProductRef(id) ? await findProduct(deps.db, apiCaller(request).storeId, id) : null;
     if (!product) throw notFound('Product not found');
     return { product: productView(product) };
   });
 
   api.post('/products.json', {
-    config: { scope: 'write_products', shape: 'errors' },
-    schema: { tags, summary: 'Create a product (C6.1); emits products/create', body: createBody },
+    config: { scope: 'write_products', shape: 'errors', bodyKey: 'product' },
+    schema: { tags, summary: 'Create a product (C6.1); emits products/create', body: createBody, response: { 201: productBody } },
   }, async (request, reply) => {
     const draft = readApiCreate(request.body);
     const { storeId } = apiCaller(request);
@@ -78,13 +85,13 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
   });
 
   api.put('/products/:id.json', {
-    config: { scope: 'write_products', shape: 'errors' },
+    config: { scope: 'write_products', shape: 'errors', bodyKey: 'product' },
     schema: {
-      tags, params: Type.Object({ id: Type.String() }), body: updateBody,
+      tags, params, body: updateBody, response: { 200: productBody },
       summary: 'Update a product; emits products/update (and inventory_levels/update when the stock changes)',
     },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const patch = readApiUpdate(request.body);
     const { storeId } = apiCaller(request);
     const row = await deps.db.transaction(async (tx) => {
@@ -97,9 +104,9 @@ export async function productApiRoutes(api: FastifyInstance, { deps }: { deps: D
 
   api.delete('/products/:id.json', {
     config: { scope: 'write_products', shape: 'errors' },
-    schema: { tags, params: Type.Object({ id: Type.String() }), summary: 'Delete a product (C6.1); emits products/delete' },
+    schema: { tags, params, summary: 'Delete a product (C6.1); emits products/delete', response: { 200: EmptyBody } },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const { storeId } = apiCaller(request);
     await deps.db.transaction(async (tx) => {
       const product = isProductRef(id) ? await lockProduct(tx, id, storeId) : null;

@@ -2,7 +2,9 @@
 // errors become a 500 without internal detail; the log line carries the request id (bound by
 // Fastify as reqId) and the error reduced to what is safe to log (src/platform/logger.ts).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorObject } from 'ajv';
 import { AppError } from './errors.js';
+import { validationError } from './validation.js';
 import { MAX_BODY_BYTES } from './input-guard.js';
 import { envelopeError, errorsBody, rateLimitBody, type ErrorShape } from './shapes.js';
 
@@ -23,15 +25,8 @@ export function shapeOf(request: FastifyRequest): ErrorShape {
 
 /** Fastify's own errors (bad JSON, schema validation, body too large) as AppErrors. */
 function fromFastify(err: FastifyError): AppError | null {
-  if (err.validation) {
-    const fields: Record<string, string[]> = {};
-    for (const v of err.validation) {
-      const field = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || String((v.params as any)?.missingProperty ?? 'base');
-      (fields[field] ??= []).push(v.message ?? 'is invalid');
-    }
-    const first = Object.entries(fields)[0];
-    return new AppError('bad_request', first ? `${first[0]} ${first[1][0]}` : 'Invalid request', fields);
-  }
+  // A schema check failed (src/http/validation.ts words it).
+  if (err.validation) return validationError(err.validation as ErrorObject[], err.validationContext);
   const code = err.statusCode ?? 500;
   if (code === 415) return new AppError('bad_request', 'Unsupported content type');
   // The body limit is a 413 (issue 10). A multipart form's count limits (files, fields, parts) also

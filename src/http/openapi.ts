@@ -71,7 +71,10 @@ export function createOpenapiTransform() {
     const response = { ...success, ...errorResponses(route, schema), ...own };
     // A route no surface guards is public (the auth matrix test keeps that list explicit): say so.
     const security = schema.security ?? [];
-    return { schema: { ...schema, operationId, security, response }, url };
+    // A body that may come wrapped under its resource's key (src/http/resource-body.ts): both forms.
+    const key = (route.config as { bodyKey?: string } | undefined)?.bodyKey;
+    const body = key && schema.body ? { anyOf: [schema.body, { type: 'object', required: [key], properties: { [key]: schema.body } }], description: schema.body.description } : schema.body;
+    return { schema: { ...schema, operationId, security, response, ...(body ? { body } : {}) }, url };
   };
 }
 

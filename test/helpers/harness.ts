@@ -74,7 +74,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const clock = new TestClock(`test_clock_${randomUUID()}`);
   const runtime: Runtime = await startRuntime(config, { db, clock, log: options.log ?? silentLogger() });
   if (options.limiter) runtime.deps.limiter = options.limiter;
-  const app = await buildApp(runtime.deps, { docsUi: false });
+  const app = await buildApp(runtime.deps, { docsUi: false, checkResponses: true });
   await app.ready();
   return {
     app,
