@@ -98,6 +98,13 @@ export function recordRoutes(app: FastifyInstance): void {
   });
 }
 
+/** The route options of every route recorded on `app` (recordRoutes), schemas included. */
+export function recordedRoutes(app: FastifyInstance): readonly RouteOptions[] {
+  const routes = tables.get(app);
+  if (!routes) throw new Error('recordedRoutes: the app did not record its routes (recordRoutes)');
+  return routes;
+}
+
 /** Every route of an app built with `recordRoutes`, one entry per method, with its surface. */
 export function routeTable(app: FastifyInstance): RouteEntry[] {
   const routes = tables.get(app);
