@@ -8,11 +8,13 @@ import { resendStaleMail } from '../mail/mail.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
+import { registerCheckoutJobs, scheduleCheckoutWorkers } from '../checkout/checkout.jobs.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
   registerBillingJobs(deps);
   registerGdprJobs(deps);
+  registerCheckoutJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -24,4 +26,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduler.every('mail-recovery', 60_000, () => resendStaleMail(deps));
   scheduleBillingWorkers(deps, scheduler);
   scheduleGdprWorkers(deps, scheduler);
+  scheduleCheckoutWorkers(deps, scheduler);
 }
