@@ -12,12 +12,16 @@ import type { AskedLine } from './checkouts.repo.js';
 export const MAX_CHECKOUT_LINES = 100;
 export const MAX_LINE_QUANTITY = 10_000;
 
+const REF_WORDS = 'must be a product or variant id (UUID or numeric id)';
 const catalogRef = (description: string) =>
-  Type.Unsafe<string | number>({ type: ['string', 'integer'], maxLength: 36, minimum: 1, description, 'x-error': 'must be a product or variant id (UUID or numeric id)' });
+  Type.Unsafe<string | number>({ type: ['string', 'integer'], maxLength: 36, minimum: 1, description, 'x-error': REF_WORDS });
 
 const LineInputSchema = Type.Object({
   product_id: catalogRef('the product, by UUID or numeric id'),
-  variant_id: Type.Optional(nullable(Type.Unsafe<string>({ type: 'string', maxLength: 36 }), { description: 'the variant (UUID or numeric id); required when the product has variants' })),
+  variant_id: Type.Optional(Type.Unsafe<string | number | null>({
+    type: ['string', 'integer', 'null'], maxLength: 36, minimum: 1, 'x-error': REF_WORDS,
+    description: 'the variant (UUID or numeric id); required when the product has variants',
+  })),
   quantity: Type.Integer({ minimum: 1, maximum: MAX_LINE_QUANTITY, 'x-error': `must be a whole number from 1 to ${MAX_LINE_QUANTITY}` }),
 });
 
@@ -47,12 +51,15 @@ export const CheckoutChangeSchema = Type.Object({
 export type CheckoutCreate = Static<typeof CheckoutCreateSchema>;
 export type CheckoutChange = Static<typeof CheckoutChangeSchema>;
 
+const CATALOG_REF = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[1-9]\d{0,14}$/;
+
 /** The lines as asked, each with a fresh line id; product and variant refs as text. */
 export function readLines(lines: CheckoutCreate['line_items']): AskedLine[] {
   return lines.map((l, i) => {
     const ref = String(l.product_id).trim().toLowerCase();
-    if (!/^[0-9a-f-]{36}$|^\d{1,15}$/.test(ref)) throw fieldError(`line_items.${i}.product_id`, 'must be a product or variant id (UUID or numeric id)');
+    if (!CATALOG_REF.test(ref)) throw fieldError(`line_items.${i}.product_id`, REF_WORDS);
     const variant = l.variant_id === undefined || l.variant_id === null || l.variant_id === '' ? null : String(l.variant_id).trim().toLowerCase();
+    if (variant !== null && !CATALOG_REF.test(variant)) throw fieldError(`line_items.${i}.variant_id`, REF_WORDS);
     return { id: randomUUID(), product_id: ref, variant_id: variant, quantity: l.quantity };
   });
 }
