@@ -453,3 +453,13 @@ describe('C15.2 zones as stored', () => {
     expect(quote([{ weight: '1000.05', weightUnit: 'g' }])).toEqual([]);
   });
 });
+
+describe('minor units of the currency (C15.3 prices) and hundredths (C5.2)', async () => {
+  const { toCurrencyMinor, fromCurrencyMinor } = await import('../src/checkout/currency-minor.js');
+  it('convert exactly, or refuse what two decimals cannot hold', () => {
+    expect([toCurrencyMinor(1999, 'USD'), toCurrencyMinor(1999, 'BHD'), toCurrencyMinor(80000, 'JPY'), toCurrencyMinor(150, 'JPY')]).toEqual([1999, 19990, 800, 2]);
+    expect([fromCurrencyMinor(1999n, 'USD'), fromCurrencyMinor(800n, 'JPY'), fromCurrencyMinor(19990n, 'BHD'), fromCurrencyMinor(19991n, 'BHD')]).toEqual([1999, 80000, 1999, null]);
+    expect(fromCurrencyMinor(10n ** 20n, 'USD')).toBeNull();
+    expect(fromCurrencyMinor(0n, 'USD')).toBe(0);
+  });
+});
