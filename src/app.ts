@@ -54,6 +54,7 @@ import { developerBillingRoutes, operatorPayoutRoutes } from './billing/billing.
 import { reviewRoutes } from './reviews/reviews.js';
 import { gdprAdminRoutes, gdprAppRoutes } from './gdpr/gdpr.routes.js';
 import { notificationRoutes } from './notifications/notifications.routes.js';
+import { storeAddressRoutes } from './stores/store-address.admin.js';
 
 const FRAMEWORK_ERRORS: Record<string, string> = {
   FST_ERR_BAD_URL: 'Malformed URL',
@@ -174,6 +175,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await admin.register(gdprAdminRoutes, { deps });
       await admin.register(notificationRoutes, { deps });
       await admin.register(reviewRoutes, { deps });
+      await admin.register(storeAddressRoutes, { deps });
     }),
   );
 

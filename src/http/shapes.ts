@@ -21,7 +21,10 @@ export interface Envelope<T> {
   pagination: Pagination | null;
 }
 
-export function envelope<T>(data: T, status = 200): Envelope<T> {
+/** A success envelope, typed as exactly what `envelopeOf` (src/http/schemas.ts) declares. */
+export type SuccessEnvelope<T> = Envelope<T> & { state: 'success'; message: null; data: T; count: null; pagination: null };
+
+export function envelope<T>(data: T, status = 200): SuccessEnvelope<T> {
   return { status, state: 'success', message: null, data, count: null, pagination: null };
 }
 

@@ -8,11 +8,13 @@ import { resendStaleMail } from '../mail/mail.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
+import { registerShippingRateJobs, scheduleShippingRateWorkers } from '../checkout/rate-cache.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
   registerBillingJobs(deps);
   registerGdprJobs(deps);
+  registerShippingRateJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -24,4 +26,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduler.every('mail-recovery', 60_000, () => resendStaleMail(deps));
   scheduleBillingWorkers(deps, scheduler);
   scheduleGdprWorkers(deps, scheduler);
+  scheduleShippingRateWorkers(deps, scheduler);
 }
