@@ -12,6 +12,7 @@ import type { AccessTokenCache } from './oauth/token-cache.js';
 import type { JobRegistry } from './jobs/registry.js';
 import type { TierCache } from './ratelimit/tier-cache.js';
 import type { WebhookEngine } from './webhooks/engine.js';
+import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
 
 export interface Deps {
@@ -28,6 +29,11 @@ export interface Deps {
   jobs: JobRegistry;
   /** Webhook fan-out and delivery, with its pooled outbound HTTP client. */
   webhooks: WebhookEngine;
+  /**
+   * The pooled client for shipping apps' rate requests (C15.3): a pool of its own, so a checkout
+   * never waits behind webhook deliveries to the same host, with C15.3's 5-second deadline.
+   */
+  rateHttp: WebhookHttp;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

@@ -17,6 +17,8 @@ import { loadClockOffset } from './platform/clock-store.js';
 import { registerJobs } from './jobs/register-all.js';
 import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
+import { WebhookHttp } from './webhooks/http-client.js';
+import { RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 
@@ -61,6 +63,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       tokens,
       jobs: new JobRegistry(log, metrics),
       webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
+      rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS),
       log,
       metrics,
     };
@@ -72,6 +75,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await deps.jobs.drain();
         await flushMail();
         await deps.webhooks.close();
+        await deps.rateHttp.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();

@@ -51,6 +51,11 @@ describe('named statements', () => {
     expect(sqlLiteral("o'k")).toBe("'o''k'");
   });
 
+  it('may be used for the first time by several queries at once', async () => {
+    const rows = await Promise.all([1, 2, 3, 4].map((n) => db.query<{ v: number }>('SELECT $1::int * 2 AS v', [n], { name: 'test_first_use_race' })));
+    expect(rows.map((r) => r.rows[0].v)).toEqual([2, 4, 6, 8]);
+  });
+
   it('work inside transactions', async () => {
     const r = await db.transaction((tx) => tx.query('SELECT $1::int + 1 AS v', [1], { name: 'test_tx_add' }));
     expect(r.rows[0].v).toBe(2);

@@ -17,7 +17,7 @@ export interface AppFields {
   scopes?: string[];
   tier?: string;
   gdprUrls?: { customerDataRequest?: string; customerRedact?: string; shopRedact?: string } | null;
-  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean };
+  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean; shipping?: { ratesUrl: string } };
   pricing?: { type: 'free' } | { type: 'recurring'; amount: string; currency: string; interval: 'month' | 'year'; trialDays?: number };
   version?: string;
 }
@@ -93,6 +93,11 @@ async function readExtensions(value: any, config: Config): Promise<NonNullable<A
   if (value.salesChannel !== undefined) {
     if (typeof value.salesChannel !== 'boolean') throw badRequest('extensions.salesChannel must be a boolean');
     out.salesChannel = value.salesChannel;
+  }
+  // C15.3: a shipping app's live-rate endpoint, under the address rules of webhooks (C8.9).
+  if (value.shipping !== undefined && value.shipping !== null) {
+    if (typeof value.shipping !== 'object' || Array.isArray(value.shipping)) throw badRequest('extensions.shipping must be an object');
+    out.shipping = { ratesUrl: await url('extensions.shipping.ratesUrl', value.shipping.ratesUrl, config) };
   }
   return out;
 }

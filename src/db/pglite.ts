@@ -63,7 +63,7 @@ export async function openPGlite(options: PGliteOptions): Promise<Db> {
 
 type PGliteTx = { query: PGlite['query']; exec: PGlite['exec'] };
 
-function wrap(q: PGliteTx, prepared: Set<string>): Tx {
+function wrap(q: PGliteTx, prepared: Map<string, Promise<unknown>>): Tx {
   return {
     async query<T>(sql: string, params?: unknown[], options?: QueryOptions): Promise<QueryResult<T>> {
       try {
@@ -93,12 +93,17 @@ function wrap(q: PGliteTx, prepared: Set<string>): Tx {
  * parameters, so the values are written as SQL literals by `sqlLiteral`, which quotes every value
  * (standard_conforming_strings is on: a doubled quote is the only escape a string needs).
  */
-async function queryPrepared<T>(q: PGliteTx, prepared: Set<string>, name: string, sql: string, params: unknown[]) {
+async function queryPrepared<T>(q: PGliteTx, prepared: Map<string, Promise<unknown>>, name: string, sql: string, params: unknown[]) {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid statement name ${name}`);
-  if (!prepared.has(name)) {
-    await q.query(`PREPARE ${name} AS ${sql}`);
-    prepared.add(name);
+  // The preparation itself is shared: two first uses at once (parallel queries of one request)
+  // would otherwise both PREPARE, and the second fail with "prepared statement already exists".
+  let ready = prepared.get(name);
+  if (!ready) {
+    ready = q.query(`PREPARE ${name} AS ${sql}`);
+    prepared.set(name, ready);
+    ready.catch(() => prepared.delete(name));
   }
+  await ready;
   return q.query<T>(params.length ? `EXECUTE ${name}(${params.map(sqlLiteral).join(', ')})` : `EXECUTE ${name}`);
 }
 
@@ -120,7 +125,7 @@ class PGliteDb implements Db {
   private readonly direct: Tx;
   private closing: Promise<void> | null = null;
   // Prepared statements belong to the one PGlite session, inside transactions or not.
-  private readonly prepared = new Set<string>();
+  private readonly prepared = new Map<string, Promise<unknown>>();
 
   constructor(readonly pg: PGlite) {
     this.direct = wrap(pg, this.prepared);

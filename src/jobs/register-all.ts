@@ -9,12 +9,14 @@ import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
 import { registerCheckoutJobs, scheduleCheckoutWorkers } from '../checkout/checkout.jobs.js';
+import { registerShippingRateJobs, scheduleShippingRateWorkers } from '../checkout/rate-cache.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
   registerBillingJobs(deps);
   registerGdprJobs(deps);
   registerCheckoutJobs(deps);
+  registerShippingRateJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -27,4 +29,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduleBillingWorkers(deps, scheduler);
   scheduleGdprWorkers(deps, scheduler);
   scheduleCheckoutWorkers(deps, scheduler);
+  scheduleShippingRateWorkers(deps, scheduler);
 }

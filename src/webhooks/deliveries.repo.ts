@@ -64,6 +64,20 @@ export function signBody(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body, 'utf8').digest('base64');
 }
 
+/**
+ * The headers every signed request of the platform carries (app-api.md Delivery headers and
+ * Signature): webhooks, and the shipping rate requests of C15.3 (topic `shipping/rates`).
+ */
+export function signedHeaders(secret: string, body: string, topic: string, shopDomain: string): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'X-SVC-Hmac-SHA256': signBody(secret, body),
+    'X-SVC-Topic': topic,
+    'X-SVC-Shop-Domain': shopDomain,
+    'X-SVC-Api-Version': API_VERSION,
+  };
+}
+
 export function targetHost(address: string): string {
   try {
     return new URL(address).host;
@@ -84,11 +98,7 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
     const body = typeof s.body === 'string' ? s.body : JSON.stringify(s.body);
     const webhookId = randomUUID();
     const headers: Record<string, string> = {
-      'Content-Type': 'application/json',
-      'X-SVC-Hmac-SHA256': signBody(s.secret, body),
-      'X-SVC-Topic': s.topic,
-      'X-SVC-Shop-Domain': s.shopDomain ?? slugs.get(s.storeId) ?? '',
-      'X-SVC-Api-Version': API_VERSION,
+      ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? slugs.get(s.storeId) ?? ''),
       'X-SVC-Webhook-Id': webhookId,
       ...s.extraHeaders,
     };

@@ -46,11 +46,18 @@ export class HostGate {
   }
 }
 
+export interface SendOptions {
+  /** A deadline shorter than the client's own (shipping rate requests, C15.3; tests). */
+  timeoutMs?: number;
+  /** Response bytes kept (default C8.5's 4 KiB); a longer body is cut off at this length. */
+  keepBytes?: number;
+}
+
 export class WebhookHttp {
   readonly gate = new HostGate(PER_HOST_CONCURRENCY);
   private readonly agent: Agent;
 
-  constructor(private readonly allowPrivate: boolean, private readonly timeoutMs = ATTEMPT_TIMEOUT_MS) {
+  constructor(private readonly allowPrivate: boolean, readonly timeoutMs = ATTEMPT_TIMEOUT_MS) {
     this.agent = new Agent({
       connections: PER_HOST_CONCURRENCY,
       pipelining: 1,
@@ -63,7 +70,7 @@ export class WebhookHttp {
   }
 
   /** POST the exact bytes; never throws. The caller holds a gate slot for the target host. */
-  async send(address: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+  async send(address: string, headers: Record<string, string>, body: string, options: SendOptions = {}): Promise<SendResult> {
     const started = performance.now();
     const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
     let url: URL;
@@ -75,10 +82,10 @@ export class WebhookHttp {
     // An IP literal is connected to without a lookup, so it is checked here (names again, by the lookup).
     if (!this.allowPrivate && isBlockedHost(url.hostname)) return done({ status: null, responseBody: null, error: 'blocked_address' });
 
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const signal = AbortSignal.timeout(Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs));
     try {
       const res = await request(url, { method: 'POST', headers, body: Buffer.from(body, 'utf8'), dispatcher: this.agent, signal });
-      const responseBody = await readPrefix(res.body);
+      const responseBody = await readPrefix(res.body, options.keepBytes ?? RESPONSE_BODY_KEPT);
       return done({ status: res.statusCode, responseBody, error: null });
     } catch (err) {
       return done({ status: null, responseBody: null, error: signal.aborted ? 'timeout' : describeNetworkError(err) });
@@ -90,18 +97,18 @@ export class WebhookHttp {
   }
 }
 
-async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, keep: number): Promise<string> {
   const kept: Buffer[] = [];
   let keptBytes = 0;
   let total = 0;
   for await (const chunk of body) {
     total += chunk.length;
-    if (keptBytes < RESPONSE_BODY_KEPT) {
-      const part = chunk.subarray(0, RESPONSE_BODY_KEPT - keptBytes);
+    if (keptBytes < keep) {
+      const part = chunk.subarray(0, keep - keptBytes);
       kept.push(part);
       keptBytes += part.length;
     }
-    if (total > RESPONSE_BODY_READ_LIMIT) {
+    if (total > Math.max(keep, RESPONSE_BODY_READ_LIMIT)) {
       body.destroy();
       break;
     }

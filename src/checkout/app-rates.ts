@@ -1,0 +1,135 @@
+// Shipping apps' live rates (C15.3). For a checkout that requires shipping and has an address,
+// every app actively installed on the store with `write_shipping` granted and a manifest
+// `extensions.shipping.ratesUrl` is asked, all in parallel, with one signed request body; each
+// answer (or failure) is cached per app and body. An app that is slow, down, blocked or wrong
+// yields no rates and costs the buyer at most the timeout: nothing here throws for an app's sake.
+// Two queries per quote whatever the number of apps: the apps with the store's address, then
+// their cached answers.
+import { sha256Hex } from '../crypto.js';
+import type { Deps } from '../deps.js';
+import { parseTargetUrl } from '../net/address-safety.js';
+import { formatMinor } from '../money.js';
+import { signedHeaders } from '../webhooks/deliveries.repo.js';
+import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
+import { cacheAnswer, cachedAnswers } from './rate-cache.js';
+import { parseRateReply, type AppRate } from './rate-reply.js';
+import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
+import type { ShippingRate } from './rate.js';
+
+/** C15.3: each app has 5 seconds (connect, answer and body together). */
+export const RATE_REQUEST_TIMEOUT_MS = 5000;
+export const RATE_TOPIC = 'shipping/rates';
+/** Reply bytes read: 20 rates fit many times over; a longer reply is cut off, so malformed. */
+const REPLY_MAX_BYTES = 256 * 1024;
+
+export interface RateQuote {
+  storeId: string;
+  /** The store's currency (ISO 4217): the request's, and the only one whose rates are kept. */
+  currency: string;
+  /** The buyer's shipping address; without `country_code` there are no rates. */
+  destination: ShippingAddress;
+  items: RateItem[];
+}
+
+export interface QuoteOptions {
+  /** At most the client's RATE_REQUEST_TIMEOUT_MS; shorter in tests. */
+  timeoutMs?: number;
+}
+
+export interface ShippingApp {
+  id: string;
+  handle: string;
+  ratesUrl: string;
+  secretEnc: string;
+  shopDomain: string;
+}
+
+/**
+ * The apps to ask (actively installed on the store, `write_shipping` granted, a ratesUrl declared),
+ * and the store's address (C15.4; every field null when none was saved), in one query.
+ */
+export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<{ apps: ShippingApp[]; origin: StoreAddress }> {
+  const { rows } = await deps.db.query<ShippingApp & StoreAddress>(
+    `SELECT a.id, a.handle, a.extensions->'shipping'->>'ratesUrl' AS "ratesUrl", a.client_secret_enc AS "secretEnc", s.slug AS "shopDomain",
+            sa.address1, sa.address2, sa.city, sa.province, sa.country, sa.zip, sa.phone
+       FROM installations i JOIN apps a ON a.id = i.app_id JOIN stores s ON s.id = i.store_id
+       LEFT JOIN store_addresses sa ON sa.store_id = i.store_id
+      WHERE i.store_id = $1 AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
+        AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'
+      ORDER BY a.handle`,
+    [storeId],
+    { name: 'checkout_shipping_apps' },
+  );
+  const origin = Object.fromEntries(ADDRESS_FIELDS.map((k) => [k, rows[0]?.[k] ?? null])) as StoreAddress;
+  return { apps: rows.map(({ id, handle, ratesUrl, secretEnc, shopDomain }) => ({ id, handle, ratesUrl, secretEnc, shopDomain })), origin };
+}
+
+/** An app's validated rate as the checkout offers it (C15.3). */
+export function offeredRate(appHandle: string, r: AppRate): ShippingRate {
+  return {
+    handle: `app-${appHandle}-${r.service_code}`,
+    title: r.service_name,
+    price: formatMinor(r.price_minor)!,
+    code: `${appHandle}-${r.service_code}`,
+    source: appHandle,
+    description: r.description,
+    min_delivery_date: r.min_delivery_date,
+    max_delivery_date: r.max_delivery_date,
+  };
+}
+
+/**
+ * Ask one app and cache its answer: a 2xx 15 minutes (its rates; none when the body was
+ * malformed), anything else (non-2xx, timeout, refused address, network error) 30 seconds.
+ */
+async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: string, currency: string, timeoutMs: number): Promise<AppRate[]> {
+  // The address rules of webhooks hold at request time too (C8.9): the scheme here, and in the
+  // client an IP literal before connecting and a name as it is resolved (so a name that pointed
+  // elsewhere when it was saved is refused now), exactly as for webhook deliveries.
+  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
+  const result = target.ok
+    ? await deps.rateHttp.send(app.ratesUrl, signedHeaders(deps.secrets.open(app.secretEnc), body, RATE_TOPIC, app.shopDomain), body, { timeoutMs, keepBytes: REPLY_MAX_BYTES })
+    : { status: null, responseBody: null, error: 'blocked_address' };
+
+  const ok = result.status !== null && result.status >= 200 && result.status < 300;
+  const rates = ok ? parseRateReply(result.responseBody ?? '', currency) : null;
+  if (!ok || rates === null) {
+    deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
+  }
+  try {
+    await cacheAnswer(deps, app.id, bodySha256, app.ratesUrl, ok, rates ?? []);
+  } catch (err) {
+    // The buyer still gets the rates; the next quote simply asks again.
+    deps.log.error({ err, app: app.handle }, 'caching shipping rates failed');
+  }
+  return rates ?? [];
+}
+
+/**
+ * Every shipping app's rates for this quote, apps in handle order and each app's rates in its
+ * order. None when no item requires shipping or there is no destination country. Never throws for
+ * an app's failure; a database failure reading the apps or the cache does (the checkout could not
+ * go on either way).
+ */
+export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<ShippingRate[]> {
+  if (!quote.items.some((i) => i.requiresShipping) || !quote.destination.country_code) return [];
+  const { apps, origin } = await shippingAppsOf(deps, quote.storeId);
+  if (!apps.length) return [];
+  const currency = quote.currency.toUpperCase();
+  const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
+  const bodySha256 = sha256Hex(body);
+  const cached = await cachedAnswers(deps, apps.map((a) => a.id), bodySha256);
+  const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
+  const answers = await Promise.all(
+    apps.map((app) => {
+      const hit = cached.get(app.id);
+      if (hit && hit.ratesUrl === app.ratesUrl) return hit.rates;
+      return askApp(deps, app, body, bodySha256, currency, timeoutMs).catch((err) => {
+        // Unexpected (a secret that does not open): this app is skipped, never the checkout.
+        deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
+        return [] as AppRate[];
+      });
+    }),
+  );
+  return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
+}

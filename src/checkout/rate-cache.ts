@@ -1,0 +1,71 @@
+// The cache of shipping rate requests (C15.3): the same body bytes to the same app are answered
+// from here for 15 minutes after a 2xx and 30 seconds after a failure, on the service clock (so
+// the test clock moves it). In the database, shared by every api process; expired rows are
+// removed by the `shipping-rate-cache` job.
+import type { Deps } from '../deps.js';
+import type { Scheduler } from '../jobs/scheduler.js';
+import type { AppRate } from './rate-reply.js';
+
+export const CACHE_AFTER_SUCCESS_MS = 15 * 60_000;
+export const CACHE_AFTER_FAILURE_MS = 30_000;
+const PURGE_BATCH = 5000;
+
+/**
+ * The live cached answers to this body, by app: one query for every app of a quote. An answer
+ * from another ratesUrl than the app's current one does not count (the caller checks `ratesUrl`).
+ */
+export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, { ratesUrl: string; rates: AppRate[] }>> {
+  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[] }>(
+    `SELECT app_id, rates_url, rates FROM shipping_rate_cache
+      WHERE app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND body_sha256 = $2 AND expires_at > $3`,
+    // A list travels as JSON text: the one form both drivers' named statements take.
+    [JSON.stringify(appIds), bodySha256, deps.clock.now()],
+    { name: 'shipping_rate_cache_get' },
+  );
+  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates }]));
+}
+
+/** `ok`: the app answered 2xx (cached 15 minutes); otherwise 30 seconds, with no rates. */
+export async function cacheAnswer(deps: Pick<Deps, 'db' | 'clock'>, appId: string, bodySha256: string, ratesUrl: string, ok: boolean, rates: AppRate[]): Promise<void> {
+  const expires = new Date(deps.clock.nowMs() + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS));
+  await deps.db.query(
+    `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+     ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
+    [appId, bodySha256, ratesUrl, ok, JSON.stringify(rates), expires],
+    { name: 'shipping_rate_cache_put' },
+  );
+}
+
+/** Delete expired answers in short batches (PGlite runs one transaction at a time); how many. */
+export async function purgeExpiredRates(deps: Pick<Deps, 'db' | 'clock'>): Promise<number> {
+  const now = deps.clock.now();
+  let purged = 0;
+  for (;;) {
+    const { rowCount } = await deps.db.query(
+      `DELETE FROM shipping_rate_cache WHERE (app_id, body_sha256) IN
+         (SELECT app_id, body_sha256 FROM shipping_rate_cache WHERE expires_at <= $1 LIMIT $2::int)`,
+      [now, PURGE_BATCH],
+    );
+    purged += rowCount;
+    if (rowCount < PURGE_BATCH) return purged;
+  }
+}
+
+export function registerShippingRateJobs(deps: Deps): void {
+  deps.jobs.register('shipping-rate-cache', async () => ({ processed: await purgeExpiredRates(deps) }));
+}
+
+/**
+ * Once per UTC hour of the service clock, recorded in job_runs so several workers, or a restart,
+ * purge one hour once (design.md). Expired rows are never read, so an hour's delay costs only space.
+ */
+export function scheduleShippingRateWorkers(deps: Deps, scheduler: Scheduler): void {
+  scheduler.every('shipping-rate-cache', 60_000, async () => {
+    const now = deps.clock.now();
+    const { rowCount } = await deps.db.query(
+      `INSERT INTO job_runs (job, period_key, started_at) VALUES ('shipping-rate-cache', $1, $2) ON CONFLICT DO NOTHING`,
+      [now.toISOString().slice(0, 13), now],
+    );
+    if (rowCount) await deps.jobs.run('shipping-rate-cache');
+  });
+}

@@ -1,0 +1,74 @@
+// The body of a shipping rate request (C15.3), built once per quote: its exact bytes are signed,
+// sent to every shipping app of the store, and hashed as the cache key, so every field is written
+// in a fixed order and every unknown value is null (never left out).
+import type { StoreAddress } from '../stores/store-address.js';
+import type { AddressKey } from '../orders/order-view.js';
+import { toCurrencyMinor } from './currency-minor.js';
+
+/** The buyer's shipping address in the order's address fields (app-api.md Order). */
+export type ShippingAddress = Partial<Record<AddressKey, string | null>>;
+
+export interface RateItem {
+  name: string;
+  sku: string | null;
+  quantity: number;
+  /** Per unit, whole grams (src/checkout/weights.ts `gramsPerUnit`). */
+  grams: number;
+  /** Per unit, in hundredths (the service's minor units). */
+  priceMinor: number;
+  requiresShipping: boolean;
+  /** The App API's integer ids, as in `orders/create`; a product without variants has no variant id. */
+  productId: number | null;
+  variantId: number | null;
+}
+
+export interface RateRequest {
+  origin: StoreAddress;
+  destination: ShippingAddress;
+  items: RateItem[];
+  currency: string;
+}
+
+const text = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+
+export function rateRequestBody(r: RateRequest): string {
+  const d = r.destination;
+  const name = [text(d.first_name), text(d.last_name)].filter((part) => part !== null).join(' ');
+  return JSON.stringify({
+    rate: {
+      origin: {
+        country: r.origin.country,
+        province: r.origin.province,
+        city: r.origin.city,
+        zip: r.origin.zip,
+        address1: r.origin.address1,
+        address2: r.origin.address2,
+        phone: r.origin.phone,
+      },
+      destination: {
+        country: text(d.country_code)?.toUpperCase() ?? null,
+        province: text(d.province_code) ?? text(d.province),
+        city: text(d.city),
+        zip: text(d.zip),
+        address1: text(d.address1),
+        address2: text(d.address2),
+        name: name || null,
+        company: text(d.company),
+        phone: text(d.phone),
+      },
+      items: r.items.map((i) => ({
+        name: i.name,
+        sku: i.sku,
+        quantity: i.quantity,
+        grams: i.grams,
+        price: toCurrencyMinor(i.priceMinor, r.currency),
+        requires_shipping: i.requiresShipping,
+        product_id: i.productId,
+        // As in orders/create: a product without variants is its own variant.
+        variant_id: i.variantId ?? i.productId,
+      })),
+      currency: r.currency,
+      locale: 'en',
+    },
+  });
+}
