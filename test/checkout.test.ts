@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { events } from './helpers/events.js';
+import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
+import { startReceiver } from './fixtures/webhook-receiver.js';
 import { address, insertProduct, orderStore, stockOf, uniq, type TestProduct } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import { purgeCheckouts } from '../src/checkout/checkout.jobs.js';
@@ -162,6 +164,42 @@ describe('zone rates (C15.2)', () => {
     const moved = await change(s, token, { shipping_address: { ...address, country_code: 'FR' } });
     expect(moved.json().data.checkout).toMatchObject({ shipping_line: null, shipping_price: '0.00' });
     expectEnvelopeError(await change(s, token, { shipping_rate: { handle: `zone-${zoneId}` } }), 422);
+  });
+});
+
+describe('shipping apps in a checkout (C15.3)', () => {
+  it("an app's live rate is offered beside the zones, chosen, and lands in the order's shipping_lines with its source", async () => {
+    const rx = await startReceiver((req) => {
+      const body = JSON.parse(req.raw.toString());
+      // Asked about this checkout: the items and the destination the buyer gave.
+      const ok = body.rate?.destination?.country === 'GB' && body.rate.items?.[0]?.quantity === 2;
+      return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates: ok ? [{ service_name: 'Courier', service_code: 'courier', total_price: '1450', currency: 'USD', description: 'next day' }] : [] }) };
+    });
+    const down = await startReceiver(() => ({ status: 503, body: 'down' }));
+    try {
+      const s = await orderStore(h);
+      const partner = await signupPartner(h);
+      const courier = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
+      const broken = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${down.url}/rates` } } });
+      await installApp(h, s.merchant, courier);
+      await installApp(h, s.merchant, broken);
+      const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+      const zoneId = await zone(s.merchant.storeId, { name: 'Standard', countries: ['GB'], price: 499 });
+      const c = await started(s, product);
+      const offered = (await rates(s, c.token)).json().data.shipping_rates;
+      expect(offered).toEqual([
+        { handle: `zone-${zoneId}`, title: 'Standard', price: '4.99', code: 'Standard', source: null, description: null, min_delivery_date: null, max_delivery_date: null },
+        { handle: `app-${courier.handle}-courier`, title: 'Courier', price: '14.50', code: `${courier.handle}-courier`, source: courier.handle, description: 'next day', min_delivery_date: null, max_delivery_date: null },
+      ]);
+      const chosen = await change(s, c.token, { shipping_rate: { handle: `app-${courier.handle}-courier` }, payment_method: 'wallet' });
+      expect(chosen.json().data.checkout).toMatchObject({ shipping_price: '14.50', total_price: '39.50' });
+      const done = await complete(s, c.token);
+      expect(done.statusCode, done.body).toBe(201);
+      expect(done.json().data.order.shipping_lines[0]).toMatchObject({ title: 'Courier', code: `${courier.handle}-courier`, source: courier.handle, price: '14.50' });
+    } finally {
+      await rx.close();
+      await down.close();
+    }
   });
 });
 
