@@ -32,8 +32,8 @@ export interface CheckoutBenchData {
   cachedTokens: string[];
   /** Ready to complete (address, chosen zone rate, payment method), one completion each. */
   completeTokens: string[];
-  /** `POST /orders` for the same line on the zones store. */
-  merchantJwt: string;
+  /** The zones store's merchant, who takes the same order through `POST /orders`. */
+  merchantLogin: { email: string; password: string };
   orderBody: string;
 }
 
@@ -80,7 +80,7 @@ async function storeWithZones(deps: Deps, name: string) {
       [id, storeId, zone, JSON.stringify(zone === 'Canada' ? ['CA'] : ['US']), price, type, minPrice, now],
     );
   }
-  return { storeId, slug: merchant.store!.storeURL, jwt: merchant.token, productId, standardZone: zoneIds[0] };
+  return { storeId, slug: merchant.store!.storeURL, productId, standardZone: zoneIds[0] };
 }
 
 /**
@@ -129,7 +129,7 @@ export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl
     uncachedTokens: await checkouts(deps, apps, counts.uncached, 20_000, null),
     cachedTokens: await checkouts(deps, apps, 200, 10_000, null),
     completeTokens: await checkouts(deps, zones, counts.complete, 90_000, { zoneId: zones.standardZone, email: ORDER_EMAIL }),
-    merchantJwt: zones.jwt,
+    merchantLogin: { email: 'bench-checkout-zones@bench.test', password: 'bench-merchant-pass' },
     orderBody: JSON.stringify({
       customer: { email: ORDER_EMAIL }, line_items: [{ product_id: zones.productId, quantity: 1 }],
       shipping_address: address('97201'), shipping_line: { title: 'Standard', code: 'Standard', price: '5.00' }, paymentMethod: 'card',

@@ -322,8 +322,11 @@ function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesAp
   ratioLine('checkout complete vs POST /orders:', s.complete, s.ordersCreate, TARGETS.completeVsOrders);
 }
 
-/** The checkout scenarios answer as expected before any load; the cached checkouts get quoted once. */
-async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnType<typeof setupBenchData>>['checkout']>) {
+/**
+ * The checkout scenarios answer as expected before any load; the cached checkouts get quoted once.
+ * Returns the zones store's merchant JWT (logged in through the service), for `POST /orders`.
+ */
+async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnType<typeof setupBenchData>>['checkout']>): Promise<string> {
   const rates = async (slug: string, token: string) => {
     const res = await fetch(`${base}/storefront/${slug}/checkouts/${token}/shipping_rates`);
     const body = await res.json() as any;
@@ -336,6 +339,12 @@ async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnT
     const offered = await rates(ck.appsSlug, token);
     if (offered.filter((r) => r.source !== null).length !== 4) throw new Error(`apps checkout: expected 4 app rates, got ${JSON.stringify(offered)}`);
   }
+  const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ck.merchantLogin) });
+  const jwt = ((await login.json()) as any)?.data?.token;
+  if (login.status !== 200 || !jwt) throw new Error(`merchant login: ${login.status}`);
+  const order = await fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` }, body: ck.orderBody });
+  await expect('POST /orders', order, 201);
+  return jwt;
 }
 
 // ---- main ---------------------------------------------------------------------------------------
@@ -453,7 +462,7 @@ async function main() {
 
   // Issue 12: the storefront checkout.
   const ck = data.checkout;
-  if (ck) await checkoutSanityCheck(service.base, ck);
+  const merchantJwt = ck ? await checkoutSanityCheck(service.base, ck) : null;
   const ratesPaths = (slug: string, tokens: string[]) => tokens.map((t) => `/storefront/${slug}/checkouts/${t}/shipping_rates`);
   const [ratesZones, ratesCached] = ck && ONLY.has('rates')
     ? await run(
@@ -467,7 +476,7 @@ async function main() {
   const [complete, ordersCreate] = ck && ONLY.has('complete')
     ? await run(
       svc('checkout complete', 'complete', '/', [{}], { method: 'POST', expectStatus: 201, consumePaths: true, paths: ck.completeTokens.map((t) => `/storefront/${ck.zonesSlug}/checkouts/${t}/complete`) }),
-      svc('POST /orders, the same order', 'orders+', '/orders', [{ authorization: `Bearer ${ck.merchantJwt}` }], { method: 'POST', expectStatus: 201, body: ck.orderBody }),
+      svc('POST /orders, the same order', 'orders+', '/orders', [{ authorization: `Bearer ${merchantJwt}` }], { method: 'POST', expectStatus: 201, body: ck.orderBody }),
     )
     : [];
 
