@@ -4,9 +4,9 @@
 // erasure (C9). Shipping apps' live rates have their own file (test/shipping-app-rates.test.ts).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { expectEnvelopeError } from './helpers/expect.js';
+import { expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
 import { events } from './helpers/events.js';
-import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
+import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
 import { startReceiver } from './fixtures/webhook-receiver.js';
 import { address, insertProduct, orderStore, stockOf, uniq, type TestProduct } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
@@ -127,6 +127,25 @@ describe('create and read (C15.1)', () => {
     ];
     for (const [body, field] of cases) expectEnvelopeError(await create(s, body), 400, new RegExp(`^${field.replace(/\./g, '\\.')} `));
     expectEnvelopeError(await change(s, c.token, { line_items: [{ product_id: draft.id, quantity: 1 }] }), 400);
+  });
+});
+
+describe("a product's requires_shipping (C15.1)", () => {
+  it('is taken by the App API and merchant product routes (default true) and copied to checkout lines', async () => {
+    const s = await storeWithApp(h, { scopes: ['read_products', 'write_products'], tier: 'enterprise' });
+    const made = await h.req('POST', '/api/v1/products.json', { token: s.accessToken, body: { title: 'E-book', price: '5.00', inventory_quantity: 10, requires_shipping: false } });
+    expect(made.statusCode, made.body).toBe(201);
+    const ebook = made.json().product;
+    const shop = { merchant: s.merchant } as Store;
+    const c = (await create(shop, { line_items: [{ product_id: ebook.id, quantity: 1 }] })).json().data.checkout;
+    expect(c).toMatchObject({ requires_shipping: false, line_items: [{ requires_shipping: false }] });
+    expect((await h.req('PUT', `/api/v1/products/${ebook.id}.json`, { token: s.accessToken, body: { requires_shipping: true } })).statusCode).toBe(200);
+    expect((await read(shop, c.token)).json().data.checkout).toMatchObject({ requires_shipping: true, line_items: [{ requires_shipping: true }] });
+    expectErrorsBody(await h.req('PUT', `/api/v1/products/${ebook.id}.json`, { token: s.accessToken, body: { requires_shipping: 'no' } }), 400, 'requires_shipping');
+    const admin = await h.req('POST', '/products', { token: s.merchant.token, body: { title: 'Gift card', price: 10, requires_shipping: false } });
+    expect(admin.statusCode, admin.body).toBe(201);
+    const { rows } = await h.db.query<{ requires_shipping: boolean }>('SELECT requires_shipping FROM products WHERE store_id = $1 AND title = $2', [s.merchant.storeId, 'Gift card']);
+    expect(rows[0].requires_shipping).toBe(false);
   });
 });
 
