@@ -19,7 +19,7 @@ import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHas
 import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
 import { quoteShippingRates, type ShippingRate } from './shipping-rates.js';
-import { findCheckout, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { findCheckout, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -38,6 +38,18 @@ async function checkoutOf(q: Queryable, store: CheckoutStore, token: string, opt
   const row = hash ? await findCheckout(q, store.id, hash, opts) : null;
   if (!row || !sameTokenHash(row.token_hash, hash!)) throw notFound('Checkout not found');
   return row;
+}
+
+/**
+ * The store and its checkout in one query (the storefront's reads: one round trip, not two); on a
+ * miss, which of the two is missing decides the 404's words.
+ */
+async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Promise<{ store: CheckoutStore; row: CheckoutRow }> {
+  const hash = isCheckoutTokenShape(token) ? hashCheckoutToken(token) : null;
+  const found = hash ? await findCheckoutInStore(deps.db, storeURL, hash) : null;
+  if (found && sameTokenHash(found.row.token_hash, hash!)) return found;
+  await storeOf(deps, storeURL);
+  throw notFound('Checkout not found');
 }
 
 /** Changing, quoting or completing: not once completed (409), not once expired (410). */
@@ -128,14 +140,12 @@ export async function createCheckout(deps: Deps, storeURL: string, body: Checkou
 }
 
 export async function getCheckout(deps: Deps, storeURL: string, token: string): Promise<CheckoutView> {
-  const store = await storeOf(deps, storeURL);
-  const row = await checkoutOf(deps.db, store, token);
+  const { row } = await storeAndCheckout(deps, storeURL, token);
   return checkoutView(token, await stateOf(deps, deps.db, row));
 }
 
 export async function changeCheckout(deps: Deps, storeURL: string, token: string, body: CheckoutChange): Promise<CheckoutView> {
-  const store = await storeOf(deps, storeURL);
-  const current = await checkoutOf(deps.db, store, token);
+  const { store, row: current } = await storeAndCheckout(deps, storeURL, token);
   const now = deps.clock.now();
   assertOpen(current, now);
   const changes: CheckoutChanges = {};
@@ -173,8 +183,7 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
 }
 
 export async function checkoutShippingRates(deps: Deps, storeURL: string, token: string): Promise<ShippingRate[]> {
-  const store = await storeOf(deps, storeURL);
-  const row = await checkoutOf(deps.db, store, token);
+  const { row } = await storeAndCheckout(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
   return ratesOf(deps, await stateOf(deps, deps.db, row));
 }
@@ -222,8 +231,7 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
 }
 
 export async function completeCheckout(deps: Deps, storeURL: string, token: string) {
-  const store = await storeOf(deps, storeURL);
-  const row = await checkoutOf(deps.db, store, token);
+  const { store, row } = await storeAndCheckout(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
   const state = await stateOf(deps, deps.db, row);
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.

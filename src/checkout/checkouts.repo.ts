@@ -51,6 +51,20 @@ export async function findCheckout(q: Queryable, storeId: string, tokenHash: str
   return rows[0] ?? null;
 }
 
+/** The checkout with this token hash in the store with this slug, with its store, in one query. */
+export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash: string): Promise<{ store: CheckoutStore; row: CheckoutRow } | null> {
+  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string }>(
+    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency
+       FROM checkouts c JOIN stores s ON s.id = c.store_id
+      WHERE c.token_hash = $1 AND s.slug = $2`,
+    [tokenHash, slug.toLowerCase()],
+    { name: 'checkout_in_store' },
+  );
+  if (!rows[0]) return null;
+  const { store_slug, store_currency, ...row } = rows[0];
+  return { store: { id: row.store_id, slug: store_slug, currency: store_currency }, row };
+}
+
 export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method'>>;
 
 export async function updateCheckout(q: Queryable, id: string, changes: CheckoutChanges, now: Date): Promise<CheckoutRow> {
