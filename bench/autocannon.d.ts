@@ -8,6 +8,8 @@ declare module 'autocannon' {
       path?: string;
       headers?: Record<string, string>;
       body?: string | Buffer;
+      /** Called before each send of this request: returns the request to send. */
+      setupRequest?: (request: Record<string, unknown>, context: Record<string, unknown>) => Record<string, unknown>;
     }
     interface Options {
       url: string;

@@ -22,7 +22,19 @@ export interface Scenario {
   paths?: string[];
   /** The PostgreSQL database the server queries, to count its backends' CPU (unset on PGlite). */
   database?: string;
+  /** GET unless given; a POST's JSON body. */
+  method?: 'GET' | 'POST';
+  body?: string;
+  /**
+   * The paths are used up rather than cycled per connection: every request, from any connection,
+   * takes the next one, across the warm-up and every round (each checkout completed once, each rate
+   * request new). Past the end they wrap around.
+   */
+  consumePaths?: boolean;
 }
+
+/** Where a `consumePaths` scenario has got to, across its runs. */
+const cursors = new WeakMap<Scenario, { next: number }>();
 
 /** A process kept alive by the bench, watched while another one is under load. */
 export interface Watched {
@@ -77,8 +89,26 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[i];
 }
 
+/** One request that takes the scenario's next path each time any connection sends it. */
+function consumingRequest(scenario: Scenario) {
+  const paths = scenario.paths ?? [];
+  if (!paths.length) throw new Error(`${scenario.name}: consumePaths needs paths`);
+  let cursor = cursors.get(scenario);
+  if (!cursor) cursors.set(scenario, (cursor = { next: 0 }));
+  const at = cursor;
+  return {
+    method: scenario.method ?? 'GET',
+    setupRequest: (req: Record<string, unknown>) => {
+      const i = at.next++;
+      return { ...req, path: paths[i % paths.length], headers: { ...scenario.headerSets[i % scenario.headerSets.length], ...(scenario.body ? { 'content-type': 'application/json' } : {}) }, body: scenario.body };
+    },
+  };
+}
+
 function runOnce(scenario: Scenario, opts: { connections: number; durationS: number }, onLatency?: (ms: number) => void): Promise<autocannon.Result> {
   const url = new URL(scenario.url);
+  const method = scenario.method ?? 'GET';
+  const headersOf = (i: number) => ({ ...scenario.headerSets[i % scenario.headerSets.length], ...(scenario.body ? { 'content-type': 'application/json' } : {}) });
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -88,9 +118,9 @@ function runOnce(scenario: Scenario, opts: { connections: number; durationS: num
         duration: opts.durationS,
         timeout: 10,
         // Static requests, built once: each connection walks the list, one token per request.
-        requests: scenario.paths
-          ? scenario.paths.map((path, i) => ({ method: 'GET', path, headers: scenario.headerSets[i % scenario.headerSets.length] }))
-          : scenario.headerSets.map((headers) => ({ method: 'GET', path: url.pathname + url.search, headers })),
+        requests: scenario.consumePaths ? [consumingRequest(scenario)] : scenario.paths
+          ? scenario.paths.map((path, i) => ({ method, path, headers: headersOf(i), body: scenario.body }))
+          : scenario.headerSets.map((_headers, i) => ({ method, path: url.pathname + url.search, headers: headersOf(i), body: scenario.body })),
       },
       (err: Error | null, result: autocannon.Result) => (err ? reject(err) : resolve(result)),
     );

@@ -17,6 +17,11 @@
 //        products ?limit=50 (1k products) alone, or as part of catalog: server CPU per request, with its baseline
 //        catalog: products ?limit=50 on 1k/10k/100k-product stores, in turn (100k within 20 % of 1k)
 //        analytics: one request at a time
+//        checkout shipping_rates, zones only, with the same from the rate cache (two shipping apps)
+//                                        p99 < 10 ms; cached as fast as zones only
+//        checkout shipping_rates asked of two shipping apps answering in 50 ms (never cached)
+//                                        p99 <= the slower app + 15 ms
+//        checkout complete               with POST /orders taking the same order (target >= 50 % of it)
 //      The processes not under load in a round are watched: their CPU is reported (they should idle).
 //   4. Webhook fan-out (test/fixtures/webhook-bench.ts), with its own service and database.
 //   5. Table, ratios and targets. Missing a target is reported, never an exit code.
@@ -40,7 +45,7 @@
 //                      The report prints each scenario's share of that cap; any 429 invalidates it.
 //   BENCH_ORDERS       orders in the order scenarios' store (default 100000; bench/orders.ts)
 //   BENCH_ONLY         a comma-separated subset of: products,files,hello,pk,order,orders,products50,analytics,
-//                      catalog,webhooks (e.g. to profile one scenario). A scenario runs interleaved with
+//                      catalog,rates,rates-apps,complete,webhooks (e.g. to profile one scenario). A scenario runs interleaved with
 //                      its floor only when the floor is selected too; alone otherwise.
 //   BENCH_SKIP_COLD=1  no cold start
 //   BENCH_PROFILE=1    --cpu-prof on the service (summary: bench/profile-summary.ts)
@@ -59,6 +64,7 @@ import { serviceEnv, setupBenchData, type BenchTarget } from './setup-data.js';
 import { runWebhookBench, type WebhookBenchResult } from '../test/fixtures/webhook-bench.js';
 import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 import { PRODUCT_SCALE_SIZES } from './products-scale.js';
+import { RATE_APP_DELAY_MS, startRateReceiver } from './checkout.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -83,7 +89,7 @@ const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'webhooks'];
+const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'complete', 'webhooks'];
 const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
 for (const s of ONLY) if (!SCENARIOS.includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
 const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
@@ -94,6 +100,7 @@ const PAIR_LIMIT = 500;
 const TARGETS = {
   productsVsPk: 0.6, orderVsPk: 0.6, notFoundVsHello: 0.75, productsP99Ms: 25, coldStartMs: 5000, analyticsMs: 300,
   catalogScaleDrop: 0.2, webhookDeliveriesPerSec: 1500, webhookP99Ms: 1000,
+  ratesZonesP99Ms: 10, ratesAppsOverMs: 15, ratesCachedVsZones: 0.9, completeVsOrders: 0.5,
 };
 /** Issue 11: server CPU per request before the work on it, on PostgreSQL (the service process alone). */
 const CPU_BASELINES_US = { products50: 300, orders50: 690 };
@@ -294,6 +301,52 @@ function cpuTargetLine(label: string, s: Series | undefined, baselineUs: number)
   console.log(`  ${label.padEnd(38)} ${int(cpu.median).padStart(5)} us [${range(cpu, int)}]  (baseline ${baselineUs} us: ${change >= 0 ? '+' : ''}${pct(change)})${dbNote}${note}`);
 }
 
+/** Issue 12's figures: rates p99s and the cache against zones only; completion against POST /orders. */
+function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; complete?: Series; ordersCreate?: Series }) {
+  const note = SERVER_URL ? '' : '  (the targets are for PostgreSQL; shown for reference)';
+  const p99 = (x: Series) => over(x, (r) => r.p99)!;
+  if (s.ratesZones) {
+    const z = p99(s.ratesZones);
+    console.log(`  ${`checkout rates (zones) p99 @ ${CONNECTIONS}:`.padEnd(38)} ${z.median.toFixed(1).padStart(5)} ms [${range(z, (x) => x.toFixed(1))}]  (target < ${TARGETS.ratesZonesP99Ms} ms)  ${verdict(z.median < TARGETS.ratesZonesP99Ms)}${note}`);
+  }
+  if (s.ratesCached && s.ratesZones) {
+    const c = p99(s.ratesCached);
+    console.log(`  ${'checkout rates from the cache p99:'.padEnd(38)} ${c.median.toFixed(1).padStart(5)} ms [${range(c, (x) => x.toFixed(1))}]`);
+    ratioLine('checkout rates, cache vs zones only:', s.ratesCached, s.ratesZones, TARGETS.ratesCachedVsZones);
+  }
+  if (s.ratesApps) {
+    const a = p99(s.ratesApps);
+    const limit = RATE_APP_DELAY_MS + TARGETS.ratesAppsOverMs;
+    console.log(`  ${`checkout rates, apps at ${RATE_APP_DELAY_MS} ms, p99:`.padEnd(38)} ${a.median.toFixed(1).padStart(5)} ms [${range(a, (x) => x.toFixed(1))}]  (target <= ${limit} ms: the slower app + ${TARGETS.ratesAppsOverMs} ms)  ${verdict(a.median <= limit)}${note}`);
+  }
+  ratioLine('checkout complete vs POST /orders:', s.complete, s.ordersCreate, TARGETS.completeVsOrders);
+}
+
+/**
+ * The checkout scenarios answer as expected before any load; the cached checkouts get quoted once.
+ * Returns the zones store's merchant JWT (logged in through the service), for `POST /orders`.
+ */
+async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnType<typeof setupBenchData>>['checkout']>): Promise<string> {
+  const rates = async (slug: string, token: string) => {
+    const res = await fetch(`${base}/storefront/${slug}/checkouts/${token}/shipping_rates`);
+    const body = await res.json() as any;
+    if (res.status !== 200) throw new Error(`shipping_rates: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return body.data.shipping_rates as { source: string | null }[];
+  };
+  const zones = await rates(ck.zonesSlug, ck.zoneTokens[0]);
+  if (zones.length !== 1 || zones[0].source !== null) throw new Error(`zones-only checkout: expected one zone rate, got ${JSON.stringify(zones)}`);
+  for (const token of ck.cachedTokens) {
+    const offered = await rates(ck.appsSlug, token);
+    if (offered.filter((r) => r.source !== null).length !== 4) throw new Error(`apps checkout: expected 4 app rates, got ${JSON.stringify(offered)}`);
+  }
+  const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ck.merchantLogin) });
+  const jwt = ((await login.json()) as any)?.data?.token;
+  if (login.status !== 200 || !jwt) throw new Error(`merchant login: ${login.status}`);
+  const order = await fetch(`${base}/orders`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` }, body: ck.orderBody });
+  await expect('POST /orders', order, 201);
+  return jwt;
+}
+
 // ---- main ---------------------------------------------------------------------------------------
 
 async function main() {
@@ -324,10 +377,20 @@ async function main() {
     secret: SECRET,
   };
   const t0 = performance.now();
-  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES);
+  const CHECKOUT = ['rates', 'rates-apps', 'complete'].some((x) => ONLY.has(x));
+  const receiver = CHECKOUT ? await startRateReceiver() : null;
+  if (receiver) cleanups.push(() => new Promise<void>((resolve) => receiver.server.close(() => resolve())));
+  // Enough fresh checkouts that no request of the warm-up and the rounds (set-aside ones included)
+  // has to reuse one: at most CONNECTIONS requests in flight, each taking at least the apps' delay.
+  const loadSeconds = WARMUP_S + 2 * ROUNDS * ROUND_S;
+  const checkoutCounts = CHECKOUT
+    ? { uncached: ONLY.has('rates-apps') ? Math.ceil((loadSeconds * CONNECTIONS * 1000) / RATE_APP_DELAY_MS) : 0, complete: ONLY.has('complete') ? Math.ceil(loadSeconds * 800) : 0 }
+    : null;
+  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES, receiver && checkoutCounts ? { ratesUrl: receiver.url, ...checkoutCounts } : null);
   const extras = [
     ORDERS ? `one store with ${ORDERS} orders and ${BENCH_ORDER_APPS} apps` : '',
     CATALOG_SIZES.length ? `catalog stores of ${CATALOG_SIZES.join(', ')} products` : '',
+    data.checkout ? `checkout stores with ${data.checkout.uncachedTokens.length + data.checkout.completeTokens.length + 400} checkouts` : '',
   ].filter(Boolean).join('; ');
   console.log(`  ${STORES} stores x ${APPS} apps (tier ${data.tier}) = ${data.tokens.length} tokens, 5 products each${extras ? `; ${extras}` : ''}: ${fmtMs(performance.now() - t0)}${target.databaseUrl ? ` (database ${new URL(target.databaseUrl).pathname.slice(1)})` : ` (${target.dataDir})`}`);
 
@@ -396,6 +459,26 @@ async function main() {
     svc(`products ?limit=50 (${store.size} products)`, `${store.size / 1000}k`, '/api/v1/products.json?limit=50', store.tokens.map((t) => ({ authorization: `Bearer ${t}` }))));
   const catalog = catalogScenarios.length ? await run(...catalogScenarios) : [];
   const products50 = catalog[0];
+
+  // Issue 12: the storefront checkout.
+  const ck = data.checkout;
+  const merchantJwt = ck ? await checkoutSanityCheck(service.base, ck) : null;
+  const ratesPaths = (slug: string, tokens: string[]) => tokens.map((t) => `/storefront/${slug}/checkouts/${t}/shipping_rates`);
+  const [ratesZones, ratesCached] = ck && ONLY.has('rates')
+    ? await run(
+      svc('checkout rates, zones only', 'rates', '/', [{}], { paths: ratesPaths(ck.zonesSlug, ck.zoneTokens) }),
+      svc('checkout rates, 2 apps, from cache', 'cached', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.cachedTokens) }),
+    )
+    : [];
+  const [ratesApps] = ck && ONLY.has('rates-apps')
+    ? await run(svc(`checkout rates, 2 apps answering in ${RATE_APP_DELAY_MS} ms`, 'apps', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.uncachedTokens), consumePaths: true }))
+    : [];
+  const [complete, ordersCreate] = ck && ONLY.has('complete')
+    ? await run(
+      svc('checkout complete', 'complete', '/', [{}], { method: 'POST', expectStatus: 201, consumePaths: true, paths: ck.completeTokens.map((t) => `/storefront/${ck.zonesSlug}/checkouts/${t}/complete`) }),
+      svc('POST /orders, the same order', 'orders+', '/orders', [{ authorization: `Bearer ${merchantJwt}` }], { method: 'POST', expectStatus: 201, body: ck.orderBody }),
+    )
+    : [];
 
   let analytics: (Latency & { orders: number }) | null = null;
   if (od && ONLY.has('analytics')) {
@@ -485,6 +568,7 @@ async function main() {
     console.log(`  ${'webhook deliveries sustained:'.padEnd(38)} ${String(Math.round(webhooks.throughputPerSec)).padStart(5)} /s  (target >= ${TARGETS.webhookDeliveriesPerSec})  ${verdict(webhooks.throughputPerSec >= TARGETS.webhookDeliveriesPerSec)}${note}`);
     console.log(`  ${`webhook first-attempt p99 at ${webhooks.rate}/s:`.padEnd(38)} ${webhooks.latencyP99Ms.toFixed(0).padStart(5)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
+  checkoutTargets({ ratesZones, ratesCached, ratesApps, complete, ordersCreate });
   if (cold) console.log(`  ${'cold start (empty embedded + demo):'.padEnd(38)} ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);
 }

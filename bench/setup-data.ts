@@ -18,6 +18,7 @@ import { installForBench } from './install.js';
 import { uuidv7 } from '../src/ids.js';
 import { setupProductScaleBench, type ProductScaleStore } from './products-scale.js';
 import { setupOrderBench, type OrderBenchData } from './orders.js';
+import { setupCheckoutBench, type CheckoutBenchData } from './checkout.js';
 
 export interface BenchTarget {
   /** Service data dir (SVC_DATA_DIR); PGlite keeps its files in `<dataDir>/pgdata`. */
@@ -37,6 +38,8 @@ export interface BenchData {
   orders: OrderBenchData | null;
   /** The catalog scaling stores (bench/products-scale.ts), when asked for. */
   catalog: ProductScaleStore[] | null;
+  /** The checkout stores (bench/checkout.ts), when asked for. */
+  checkout: CheckoutBenchData | null;
 }
 
 /** The same environment the server child gets, as the service's own config. */
@@ -47,6 +50,8 @@ export function serviceEnv(target: BenchTarget): Record<string, string> {
     SVC_SECRET: target.secret,
     SVC_SEED: 'none',
     LOG_LEVEL: 'warn',
+    // The shipping apps' rate endpoint is a receiver on this machine (bench/checkout.ts).
+    SVC_ALLOW_PRIVATE_WEBHOOKS: '1',
     ...(target.databaseUrl ? { DATABASE_URL: target.databaseUrl } : {}),
   };
 }
@@ -71,7 +76,10 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T, index: number
   return out;
 }
 
-export async function setupBenchData(target: BenchTarget, stores: number, appsPerStore: number, orders = 0, catalogSizes: number[] = []): Promise<BenchData> {
+export async function setupBenchData(
+  target: BenchTarget, stores: number, appsPerStore: number, orders = 0, catalogSizes: number[] = [],
+  checkout: { ratesUrl: string; uncached: number; complete: number } | null = null,
+): Promise<BenchData> {
   const config = loadConfig(serviceEnv(target), { persistSecret: false });
   const db = await openTargetDb(target);
   const runtime = await startRuntime(config, { db }); // migrates
@@ -109,13 +117,14 @@ export async function setupBenchData(target: BenchTarget, stores: number, appsPe
 
     const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
     const catalog = catalogSizes.length ? await setupProductScaleBench(deps, partner.user.id, catalogSizes) : null;
+    const checkoutData = checkout ? await setupCheckoutBench(deps, partner.user.id, checkout.ratesUrl, checkout) : null;
     const { rows } = await deps.db.query<{ installs: number; products: number; variants: number }>(
       `SELECT (SELECT count(*)::int FROM installations WHERE app_id = ANY($1) AND status = 'active') AS installs,
               (SELECT count(*)::int FROM products) AS products, (SELECT count(*)::int FROM variants) AS variants`,
       [apps.map((a) => a.appId)],
     );
     if (rows[0].installs !== stores * appsPerStore) throw new Error(`expected ${stores * appsPerStore} active installations, found ${rows[0].installs}`);
-    return { tokens, storeIds, appIds: apps.map((a) => a.appId), tier: apps[0].tier, orders: orderData, catalog };
+    return { tokens, storeIds, appIds: apps.map((a) => a.appId), tier: apps[0].tier, orders: orderData, catalog, checkout: checkoutData };
   } finally {
     await runtime.close();
   }

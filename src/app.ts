@@ -45,6 +45,7 @@ import { orderApiRoutes } from './orders/orders.api.js';
 import { fulfillmentApiRoutes } from './fulfillments/fulfillments.api.js';
 import { analyticsApiRoutes } from './analytics/analytics.api.js';
 import { storefrontRoutes } from './storefront/storefront.routes.js';
+import { checkoutRoutes } from './checkout/checkouts.routes.js';
 import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
@@ -147,7 +148,12 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   );
   await app.register(publicSurface('accounts', (accounts) => accounts.register(accountRoutes, { deps })));
   await app.register(publicSurface('oauth-client', (oauth) => oauth.register(oauthTokenRoutes, { deps })));
-  await app.register(publicSurface('storefront', (storefront) => storefront.register(storefrontRoutes, { deps })));
+  await app.register(
+    publicSurface('storefront', async (storefront) => {
+      await storefront.register(storefrontRoutes, { deps });
+      await storefront.register(checkoutRoutes, { deps });
+    }),
+  );
   await app.register(publicSurface('payments', (payments) => payments.register(stripeWebhookRoutes, { deps })));
 
   // The store's own staff (merchant JWT; not the operator): installs, installations, session

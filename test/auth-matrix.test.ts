@@ -31,6 +31,11 @@ const PUBLIC: Record<string, string> = {
   'POST /apps/oauth/token': 'the app authenticates with client id and secret in the body (C4.4, C4.5)',
   'POST /storefront/:storeURL/events': 'storefront events, no credential (C7.4)',
   'GET /storefront/:storeURL/orders/:orderId': "the order's status for its customer, keyed by its confirmation number",
+  'POST /storefront/:storeURL/checkouts': "a buyer's checkout; its token, returned here, is its only key (C15.1)",
+  'GET /storefront/:storeURL/checkouts/:token': 'the checkout, keyed by its token (C15.1)',
+  'PATCH /storefront/:storeURL/checkouts/:token': 'the checkout, keyed by its token (C15.1)',
+  'GET /storefront/:storeURL/checkouts/:token/shipping_rates': 'the checkout, keyed by its token (C15.1)',
+  'POST /storefront/:storeURL/checkouts/:token/complete': 'the checkout, keyed by its token (C15.1)',
   'POST /payments/stripe/webhook': 'Stripe events, verified by their Stripe-Signature (C13.1)',
 };
 const PUBLIC_SURFACES = ['platform', 'accounts', 'oauth-client', 'storefront', 'payments'];

@@ -1,6 +1,6 @@
 // README.md as a newcomer follows it (issue 10): a service started as `npm start` starts it, on an
 // empty data dir, prints the banner the README shows, and the README's shell blocks ("Try it in
-// one minute", then the webhook subscription) run as written, in one bash, over real HTTP; only the
+// one minute", the webhook subscription, then "Try a checkout") run as written, in one bash, over real HTTP; only the
 // port differs. Embedded database only, as the README's walkthrough.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -42,17 +42,23 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
       expect(svc.output(), line).toMatch(new RegExp(`^${pattern}$`, 'm'));
     }
 
-    const steps = [...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh')];
-    expect(steps).toHaveLength(5);
+    const steps = [...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh'), ...blocks(section('Try a checkout'), 'sh')];
+    expect(steps).toHaveLength(7);
     const script = steps.map((step) => `${local(step)}\necho; echo '${MARK}'`).join('\n');
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: tempDir('svc-readme-shell-'), timeout: 60_000 });
-    const [credentials, redirect, hmac, apiCall, webhook] = stdout.split(`${MARK}\n`).map((out) => out.trim());
+    const [credentials, redirect, hmac, apiCall, webhook, rates, checkout] = stdout.split(`${MARK}\n`).map((out) => out.trim());
 
     expect(credentials).toBe('');
     expect(redirect).toMatch(/^https:\/\/demo-app\.example\.com\/auth\?code=svccode_\S+&hmac=[0-9a-f]{64}&shop=demo-store&state=\S+&timestamp=\d+$/);
     expect(hmac).toBe('hmac ok');
     expect(JSON.parse(apiCall).products).toHaveLength(1);
     expect(JSON.parse(webhook).webhook).toMatchObject({ topic: 'orders/create', address: 'https://app.example.com/hooks', secret: expect.any(String) });
+    // Two totes (36.00): below the free-shipping bound, so the flat Domestic rate comes first (cheapest first).
+    const offered = JSON.parse(rates).data.shipping_rates;
+    expect(offered.map((r: { title: string }) => r.title)).toContain('Domestic');
+    const [total, orderName] = checkout.split('\n');
+    expect(total).toBe((36 + Number(offered[0].price)).toFixed(2));
+    expect(orderName).toMatch(/^#\d+$/);
 
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);

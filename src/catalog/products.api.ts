@@ -25,6 +25,7 @@ const commonFields = {
   handle: Type.Optional(textSchema('default: a slug of the title, made unique in the store', 255)),
   status: Type.Optional(StringEnum(PRODUCT_STATUSES, { description: 'default active', 'x-error': 'must be active, draft or archived' })),
   tags: Type.Optional(tagsSchema),
+  requires_shipping: Type.Optional(Type.Boolean({ description: 'whether the product ships (default true); copied to checkout lines (C15.1)' })),
 };
 const createBody = Type.Object({
   title: textSchema('required (400 `{ errors: { title: ["can\'t be blank"] } }` without it)', 255),

@@ -22,6 +22,8 @@ export interface ProductPatch {
   category?: string | null;
   /** Merchant only: replaces the images. */
   images?: string[];
+  /** Whether the product ships (C15.1; default true): copied to checkout lines. */
+  requires_shipping?: boolean;
 }
 
 export interface NewVariant extends VariantFields {
@@ -77,6 +79,10 @@ function common(errors: FieldErrors, body: Body, required: boolean): ProductPatc
   if (s !== undefined) patch.status = s;
   const tags = tagList(errors, body.tags);
   if (tags !== undefined) patch.tags = tags;
+  if (has(body, 'requires_shipping')) {
+    if (typeof body.requires_shipping === 'boolean') patch.requires_shipping = body.requires_shipping;
+    else errors.add('requires_shipping', 'must be true or false');
+  }
   return patch;
 }
 

@@ -63,10 +63,10 @@ export async function createProduct(tx: Queryable, storeId: string, draft: Produ
   const id = uuidv7(now.getTime());
   await tx.query(
     `INSERT INTO products (id, store_id, title, handle, body_html, category, vendor, product_type, status, tags,
-                           price_minor, compare_at_price_minor, inventory_quantity, sku, created_at, updated_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$7,$8,$9,$10,$11,$12,$13,$14,$14)`,
+                           price_minor, compare_at_price_minor, inventory_quantity, sku, requires_shipping, created_at, updated_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$7,$8,$9,$10,$11,$12,$13,$15,$14,$14)`,
     [id, storeId, draft.title, handle, draft.body_html ?? '', category, category ?? '', draft.status ?? 'active',
-      JSON.stringify(draft.tags ?? []), level.price, level.compare, level.qty, level.sku, now],
+      JSON.stringify(draft.tags ?? []), level.price, level.compare, level.qty, level.sku, now, draft.requires_shipping ?? true],
   );
   for (const [i, v] of draft.variants.entries()) await insertVariant(tx, storeId, id, i + 1, v, now);
   if (draft.images?.length) await replaceImages(tx, id, draft.images);
@@ -102,6 +102,7 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
   if (patch.compare_at_price_minor !== undefined) set('compare_at_price_minor', patch.compare_at_price_minor);
   if (patch.inventory_quantity !== undefined) set('inventory_quantity', patch.inventory_quantity);
   if (patch.sku !== undefined) set('sku', patch.sku);
+  if (patch.requires_shipping !== undefined) set('requires_shipping', patch.requires_shipping);
   if (patch.category !== undefined) {
     set('category', patch.category);
     set('vendor', patch.category ?? '');

@@ -69,8 +69,10 @@ export async function findDiscount(q: Queryable, id: string, lock = false): Prom
 }
 
 /** The store's discount with this code (case-insensitively), locked: checkout counts its uses under this lock (C7.1). */
-export async function lockDiscountByCode(q: Queryable, storeId: string, code: string): Promise<DiscountRow | null> {
-  const { rows } = await q.query<DiscountRow>('SELECT * FROM discounts WHERE store_id = $1 AND lower(code) = lower($2) FOR UPDATE', [storeId, code]);
+/** The store's discount with this code; locked (FOR UPDATE) unless `lock: false` (a checkout's preview). */
+export async function lockDiscountByCode(q: Queryable, storeId: string, code: string, opts: { lock?: boolean } = {}): Promise<DiscountRow | null> {
+  const lock = opts.lock === false ? '' : ' FOR UPDATE';
+  const { rows } = await q.query<DiscountRow>(`SELECT * FROM discounts WHERE store_id = $1 AND lower(code) = lower($2)${lock}`, [storeId, code]);
   return rows[0] ?? null;
 }
 

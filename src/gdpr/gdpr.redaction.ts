@@ -2,7 +2,7 @@
 // request has completed or failed it, the store's copy of that customer's personal data goes too.
 // The customer keeps its row (order history and totals still point at it) with the name, email,
 // phone, address and note emptied; the customer's orders lose email, phone and the personal parts
-// of their addresses. Totals, line items, transactions and the addresses' region (province and
+// of their addresses, and so do its checkouts. Totals, line items, transactions and the addresses' region (province and
 // country, which tax and sales-by-region accounting need) stay.
 import type { Queryable } from '../db/db.js';
 
@@ -40,6 +40,15 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
        OR id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid)
        OR (customer_id IS NULL AND lower(email) IN (SELECT jsonb_array_elements_text($4::jsonb))))`,
     [t.storeId, customer?.id ?? null, JSON.stringify(t.orderIds), JSON.stringify(emails), now],
+  );
+  // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
+  // that made the redacted orders, keep their lines and totals and lose email, address and note.
+  await tx.query(
+    `UPDATE checkouts SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('shipping_address')}, updated_at = $4
+     WHERE store_id = $1 AND (lower(email) IN (SELECT jsonb_array_elements_text($2::jsonb))
+       OR order_id IN (SELECT id FROM orders WHERE store_id = $1 AND id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
+       OR ($5::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $5::uuid)))`,
+    [t.storeId, JSON.stringify(emails), JSON.stringify(t.orderIds), now, customer?.id ?? null],
   );
   let customers = 0;
   if (customer) {

@@ -7,6 +7,8 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  /** The resource existed and no longer may be used (an expired checkout, C15.1). */
+  | 'gone'
   | 'payload_too_large'
   | 'unprocessable'
   | 'rate_limited'
@@ -21,6 +23,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   payload_too_large: 413,
   unprocessable: 422,
   rate_limited: 429,

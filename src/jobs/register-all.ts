@@ -8,12 +8,14 @@ import { resendStaleMail } from '../mail/mail.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
+import { registerCheckoutJobs, scheduleCheckoutWorkers } from '../checkout/checkout.jobs.js';
 import { registerShippingRateJobs, scheduleShippingRateWorkers } from '../checkout/rate-cache.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
   registerBillingJobs(deps);
   registerGdprJobs(deps);
+  registerCheckoutJobs(deps);
   registerShippingRateJobs(deps);
 }
 
@@ -26,5 +28,6 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduler.every('mail-recovery', 60_000, () => resendStaleMail(deps));
   scheduleBillingWorkers(deps, scheduler);
   scheduleGdprWorkers(deps, scheduler);
+  scheduleCheckoutWorkers(deps, scheduler);
   scheduleShippingRateWorkers(deps, scheduler);
 }

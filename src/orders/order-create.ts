@@ -14,7 +14,7 @@ import { createCustomerInTx, readCustomerPatch } from '../customers/customers.se
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { isActiveAt } from '../discounts/discounts.service.js';
 import { countDiscountUse, lockDiscountByCode } from '../discounts/discounts.repo.js';
-import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder } from './order-input.js';
+import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder, type NewOrderInput } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
 import { discountUsesBy, findOrder, insertOrder, insertTransaction, takeOrderNumber } from './orders.repo.js';
@@ -30,13 +30,14 @@ import { insertLines, resolveLines, stockLines } from './order-lines.js';
  * list filter's rule, both boundary instants included), the order reaches its minimum, it has uses
  * left in total and for this customer, and it applies to a product of the order. The use is counted.
  */
-async function applyCheckoutDiscount(
+export async function checkDiscountCode(
   tx: Queryable,
   storeId: string,
   code: string,
   ctx: { itemsMinor: number; lines: { productId: string | null }[]; customerId: string | null; email: string | null; now: Date },
-): Promise<AppliedDiscount> {
-  const d = await lockDiscountByCode(tx, storeId, code);
+  opts: { lock?: boolean } = { lock: false },
+): Promise<AppliedDiscount & { id: string }> {
+  const d = await lockDiscountByCode(tx, storeId, code, opts);
   const refuse = (problem: string) => fieldError('discount_code', problem);
   if (!d) throw refuse('is not a discount code of this store');
   if (!isActiveAt(d, ctx.now)) {
@@ -60,7 +61,13 @@ async function applyCheckoutDiscount(
     applyOn: d.apply_on_products ?? [],
   };
   if (!ctx.lines.some((l) => eligible(l, applied))) throw refuse('does not apply to any product of the order');
-  await countDiscountUse(tx, d.id);
+  return { ...applied, id: d.id };
+}
+
+/** The discount code checked under its row lock, and its use counted: an order is being taken. */
+async function applyCheckoutDiscount(tx: Queryable, storeId: string, code: string, ctx: Parameters<typeof checkDiscountCode>[3]): Promise<AppliedDiscount> {
+  const { id, ...applied } = await checkDiscountCode(tx, storeId, code, ctx, { lock: true });
+  await countDiscountUse(tx, id);
   return applied;
 }
 
@@ -75,11 +82,17 @@ function confirmationNumber(): string {
 /** C7.1 `POST /orders`: the merchant record of the new order. */
 export async function createOrder(deps: Deps, storeId: string, body: unknown) {
   const input = readNewOrder(body);
-  // A new customer email raced by another request: the unique index decides, and one retry then
-  // finds the customer the other request created.
+  return merchantOrderRecord(await retryingNewCustomer(() => deps.db.transaction((tx) => placeOrderInTx(deps, tx, storeId, input))));
+}
+
+/**
+ * Runs a transaction that may create a customer: a new customer email raced by another request
+ * fails on the unique index, and one retry then finds the customer the other request created.
+ */
+export async function retryingNewCustomer<T>(transaction: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await deps.db.transaction((tx) => createOrderInTx(deps, tx, storeId, input));
+      return await transaction();
     } catch (err) {
       if (attempt < 2 && isUniqueViolation(err, 'customers_store_email_key')) continue;
       throw err;
@@ -87,7 +100,11 @@ export async function createOrder(deps: Deps, storeId: string, body: unknown) {
   }
 }
 
-async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input: ReturnType<typeof readNewOrder>) {
+/**
+ * Takes the order inside the caller's transaction and returns its row: `POST /orders` (C7.1) and
+ * a checkout's completion (C15.1) both come here, so an order is taken one way only.
+ */
+export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string, input: NewOrderInput) {
   const now = deps.clock.now();
   // The store's order counter, locked: order numbers are per store and never reused.
   const store = await takeOrderNumber(tx, storeId);
@@ -163,6 +180,6 @@ async function createOrderInTx(deps: Deps, tx: Queryable, storeId: string, input
   const row = (await findOrder(tx, storeId, id))!;
   await emit(tx, { storeId, topic: 'orders/create', payload: orderCreatePayload(row), now });
   if (paid) await emit(tx, { storeId, topic: 'orders/paid', payload: orderView(row, deps.config.baseUrl), now });
-  return merchantOrderRecord(row);
+  return row;
 }
 

@@ -1,5 +1,5 @@
 // The demo store's own data (C1.5): products with and without variants, customers, orders in
-// several states, a discount, a page, a menu and a shipping zone. Written as plain rows in one
+// several states, a discount, a page, a menu, shipping zones and the store's address. Written as plain rows in one
 // transaction; each area's later issues extend it as their routes land.
 import type { Tx } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
@@ -103,10 +103,26 @@ export async function insertDemoStoreData(tx: Tx, storeId: string, now: Date): P
       [uuidv7(), storeId, menuId, name, name.toLowerCase().replace(/\s+/g, '-'), type, url, i, at(30)],
     );
   }
+  // Zones for a few countries, one of each kind (C15.2), so that a demo checkout has rates to choose.
+  const zones: [string, string[], string, number, string, string | null, string | null, string | null, string | null][] = [
+    ['Domestic', ['US'], 'Flat rate within the United States', 500, 'Simple', null, null, null, null],
+    ['Domestic heavy', ['US'], 'Parcels of 2 kg and more', 1200, 'Weight', '2', null, null, null],
+    ['Free shipping over 100', ['US', 'CA'], 'Orders of 100.00 and more', 0, 'Price', null, null, '100', null],
+    ['Canada', ['CA'], 'Tracked, 5 to 8 business days', 1500, 'Simple', null, null, null, null],
+    ['Europe and UK', ['GB', 'FR', 'DE', 'IE', 'NL'], 'Tracked, 6 to 10 business days', 2000, 'Simple', null, null, null, null],
+  ];
+  for (const [name, countries, description, price, type, minWeight, maxWeight, minPrice, maxPrice] of zones) {
+    await tx.query(
+      `INSERT INTO shipping_zones (id, store_id, name, countries, description, price_minor, type, min_weight, max_weight, min_price, max_price, created_at, updated_at)
+       VALUES ($1,$2,$3,$4::jsonb,$5,$6,$7,$8,$9,$10,$11,$12,$12)`,
+      [uuidv7(), storeId, name, JSON.stringify(countries), description, price, type, minWeight, maxWeight, minPrice, maxPrice, at(30)],
+    );
+  }
+  // The store's address (C15.4): the origin of shipping apps' rate requests.
   await tx.query(
-    `INSERT INTO shipping_zones (id, store_id, name, countries, description, price_minor, created_at, updated_at)
-     VALUES ($1,$2,'Domestic','["US"]','Flat rate within the United States',500,$3,$3)`,
-    [uuidv7(), storeId, at(30)],
+    `INSERT INTO store_addresses (store_id, address1, address2, city, province, country, zip, phone, updated_at)
+     VALUES ($1,'500 Market Street','Suite 200','San Francisco','California','US','94105','+1 415 555 0100',$2)`,
+    [storeId, at(30)],
   );
   await insertDemoCatalogData(tx, storeId, now);
   await insertDemoOrderData(tx, storeId, now);

@@ -1,0 +1,138 @@
+// Issue 12's scenarios: the storefront checkout's shipping rates and its completion, on data
+// written before the service starts (as bench/setup-data.ts does):
+// - a store with merchant zones only: `GET .../shipping_rates` (target p99 < 10 ms at 32 connections);
+// - a store with the same zones and two shipping apps whose rate endpoint (a receiver in this
+//   process) answers after RATE_APP_DELAY_MS: rates asked of the apps (every request a checkout
+//   with its own address, so its own request bytes: never the cache), target p99 no more than 15 ms
+//   above the slower app; and from the cache (checkouts already quoted), target as fast as zones only;
+// - completion (`POST .../complete`, each checkout completed once) against `POST /orders` taking the
+//   same order on the same store (target: at least half its throughput).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Deps } from '../src/deps.js';
+import { signup } from '../src/accounts/accounts.service.js';
+import { createApp } from '../src/apps/apps.service.js';
+import { newCheckoutToken } from '../src/checkout/checkout-token.js';
+import { uuidv7 } from '../src/ids.js';
+import { installForBench } from './install.js';
+
+export const RATE_APP_DELAY_MS = 50;
+/** Completions and `POST /orders` take orders for one returning customer: the same work on both sides. */
+const ORDER_EMAIL = 'bench-orders-buyer@bench.test';
+
+export interface CheckoutBenchData {
+  /** Zones only. */
+  zonesSlug: string;
+  zoneTokens: string[];
+  /** Zones and two shipping apps. */
+  appsSlug: string;
+  /** Never quoted before: one request each. */
+  uncachedTokens: string[];
+  /** Quoted once before the load (the sanity check does it): answered from the rate cache. */
+  cachedTokens: string[];
+  /** Ready to complete (address, chosen zone rate, payment method), one completion each. */
+  completeTokens: string[];
+  /** The zones store's merchant, who takes the same order through `POST /orders`. */
+  merchantLogin: { email: string; password: string };
+  orderBody: string;
+}
+
+/** The shipping apps' rate endpoint: two services after RATE_APP_DELAY_MS, answered by every app. */
+export async function startRateReceiver(): Promise<{ url: string; server: Server; requests: () => number }> {
+  let requests = 0;
+  const reply = JSON.stringify({
+    rates: [
+      { service_name: 'Ground', service_code: 'ground', total_price: '899', currency: 'USD', description: '3 to 5 business days' },
+      { service_name: 'Express', service_code: 'express', total_price: 1999, currency: 'USD' },
+    ],
+  });
+  const server = createServer((req, res) => {
+    requests++;
+    req.resume();
+    req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(reply), RATE_APP_DELAY_MS));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`, server, requests: () => requests };
+}
+
+const address = (zip: string) => ({
+  first_name: 'Bench', last_name: 'Buyer', address1: '1 Main Street', city: 'Portland', province: 'Oregon', province_code: 'OR',
+  country: 'United States', country_code: 'US', zip, phone: '+15550100',
+});
+
+async function storeWithZones(deps: Deps, name: string) {
+  const merchant = await signup(deps, { email: `${name}@bench.test`, password: 'bench-merchant-pass', name, storeName: name, role: 'MERCHANT' });
+  const storeId = merchant.store!.id;
+  const now = deps.clock.now();
+  const productId = uuidv7(now.getTime());
+  await deps.db.query(
+    `INSERT INTO products (id, store_id, title, handle, price_minor, inventory_quantity, sku, created_at, updated_at)
+     VALUES ($1, $2, 'Bench Tee', 'bench-tee', 2500, 1000000000, 'BENCH-TEE', $3, $3)`,
+    [productId, storeId, now],
+  );
+  const zoneIds: string[] = [];
+  for (const [zone, price, type, minPrice] of [['Standard', 500, 'Simple', null], ['Free over 100', 0, 'Price', '100'], ['Canada', 1500, 'Simple', null]] as const) {
+    const id = uuidv7(now.getTime());
+    zoneIds.push(id);
+    await deps.db.query(
+      `INSERT INTO shipping_zones (id, store_id, name, countries, price_minor, type, min_price, created_at, updated_at)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $8)`,
+      [id, storeId, zone, JSON.stringify(zone === 'Canada' ? ['CA'] : ['US']), price, type, minPrice, now],
+    );
+  }
+  return { storeId, slug: merchant.store!.storeURL, productId, standardZone: zoneIds[0] };
+}
+
+/**
+ * Checkouts written straight to the table in batches (their tokens kept), each with its own zip, so
+ * its own rate request bytes. `ready`: with the zone rate chosen and a payment method, for completion.
+ */
+async function checkouts(deps: Deps, store: { storeId: string; productId: string }, count: number, zipBase: number, ready: { zoneId: string; email: string } | null): Promise<string[]> {
+  const tokens: string[] = [];
+  const now = deps.clock.now();
+  const rate = ready ? { handle: `zone-${ready.zoneId}`, title: 'Standard', code: 'Standard', source: null, price: '5.00', description: null, min_delivery_date: null, max_delivery_date: null } : null;
+  for (let start = 0; start < count; start += 1000) {
+    const rows = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) {
+      const { token, hash } = newCheckoutToken();
+      tokens.push(token);
+      rows.push({
+        id: uuidv7(now.getTime()), token_hash: hash, email: ready?.email ?? `buyer-${zipBase + i}@bench.test`,
+        line_items: [{ id: uuidv7(), product_id: store.productId, variant_id: null, quantity: 1 }], shipping_address: address(String(zipBase + i)),
+      });
+    }
+    await deps.db.query(
+      `INSERT INTO checkouts (id, store_id, token_hash, email, currency, line_items, shipping_address, shipping_rate, payment_method, expires_at, created_at, updated_at)
+       SELECT x.id, $2, x.token_hash, x.email, 'USD', x.line_items, x.shipping_address, $3::jsonb, $4, $5, $6, $6
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token_hash text, email text, line_items jsonb, shipping_address jsonb)`,
+      // Expiry far enough ahead that no bench run outlives it.
+      [JSON.stringify(rows), store.storeId, rate ? JSON.stringify(rate) : null, ready ? 'card' : null, new Date(now.getTime() + 30 * 86_400_000), now],
+    );
+  }
+  return tokens;
+}
+
+export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl: string, counts: { uncached: number; complete: number }): Promise<CheckoutBenchData> {
+  const zones = await storeWithZones(deps, 'bench-checkout-zones');
+  const apps = await storeWithZones(deps, 'bench-checkout-apps');
+  for (let i = 0; i < 2; i++) {
+    const { app } = await createApp(deps, { id: partnerId, role: 'PARTNER', storeId: null }, {
+      name: `Bench Shipping ${i + 1}`, appUrl: 'https://bench-app.example.com', scopes: ['write_shipping'], tier: 'enterprise',
+      extensions: { shipping: { ratesUrl } },
+    });
+    await installForBench(deps, apps.storeId, app.clientId, app.clientSecret!);
+  }
+  return {
+    zonesSlug: zones.slug,
+    zoneTokens: await checkouts(deps, zones, 200, 10_000, null),
+    appsSlug: apps.slug,
+    uncachedTokens: await checkouts(deps, apps, counts.uncached, 20_000, null),
+    cachedTokens: await checkouts(deps, apps, 200, 10_000, null),
+    completeTokens: await checkouts(deps, zones, counts.complete, 90_000, { zoneId: zones.standardZone, email: ORDER_EMAIL }),
+    merchantLogin: { email: 'bench-checkout-zones@bench.test', password: 'bench-merchant-pass' },
+    orderBody: JSON.stringify({
+      customer: { email: ORDER_EMAIL }, line_items: [{ product_id: zones.productId, quantity: 1 }],
+      shipping_address: address('97201'), shipping_line: { title: 'Standard', code: 'Standard', price: '5.00' }, paymentMethod: 'card',
+    }),
+  };
+}

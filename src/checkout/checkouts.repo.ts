@@ -1,0 +1,141 @@
+// The checkouts' SQL (C15.1): the row, its lookup by token hash, the lock that lets exactly one
+// completion through, the catalog facts a line is priced from, the purge of abandoned checkouts,
+// and the erasure of a redacted customer's checkouts (C9).
+import type { Queryable } from '../db/db.js';
+import { insertRow, updateRow } from '../db/sql.js';
+import type { Address } from '../orders/order-view.js';
+import { isUuid } from '../ids.js';
+import type { ShippingRate } from './shipping-rates.js';
+
+/** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
+export interface AskedLine {
+  id: string;
+  product_id: string;
+  variant_id: string | null;
+  quantity: number;
+}
+
+
+export interface CheckoutRow {
+  id: string;
+  store_id: string;
+  token_hash: string;
+  email: string | null;
+  currency: string;
+  line_items: AskedLine[];
+  shipping_address: Partial<Address> | null;
+  /** The rate the buyer chose, as it was offered (C15.1 `shipping_line`). */
+  shipping_rate: ShippingRate | null;
+  discount_code: string | null;
+  note: string | null;
+  payment_method: string | null;
+  order_id: string | null;
+  completed_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb' };
+
+export async function insertCheckout(q: Queryable, row: CheckoutRow): Promise<void> {
+  await insertRow(q, 'checkouts', { ...row }, { casts: CASTS, name: true });
+}
+
+/** The store's checkout with this token hash (another store's token is not found). */
+export async function findCheckout(q: Queryable, storeId: string, tokenHash: string, opts: { lock?: boolean } = {}): Promise<CheckoutRow | null> {
+  const { rows } = await q.query<CheckoutRow>(
+    `SELECT * FROM checkouts WHERE token_hash = $1 AND store_id = $2${opts.lock ? ' FOR UPDATE' : ''}`,
+    [tokenHash, storeId],
+  );
+  return rows[0] ?? null;
+}
+
+/** The checkout with this token hash in the store with this slug, with its store, in one query. */
+export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash: string): Promise<{ store: CheckoutStore; row: CheckoutRow } | null> {
+  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string }>(
+    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency
+       FROM checkouts c JOIN stores s ON s.id = c.store_id
+      WHERE c.token_hash = $1 AND s.slug = $2`,
+    [tokenHash, slug.toLowerCase()],
+    { name: 'checkout_in_store' },
+  );
+  if (!rows[0]) return null;
+  const { store_slug, store_currency, ...row } = rows[0];
+  return { store: { id: row.store_id, slug: store_slug, currency: store_currency }, row };
+}
+
+export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method'>>;
+
+export async function updateCheckout(q: Queryable, id: string, changes: CheckoutChanges, now: Date): Promise<CheckoutRow> {
+  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { ...changes, updated_at: now }, { casts: CASTS, returning: '*' });
+  return rows[0];
+}
+
+export async function markCompleted(q: Queryable, id: string, orderId: string, now: Date): Promise<CheckoutRow> {
+  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { order_id: orderId, completed_at: now, updated_at: now }, { returning: '*' });
+  return rows[0];
+}
+
+/** What a storefront checkout needs of its store: id, currency, and the domain apps know it by. */
+export interface CheckoutStore {
+  id: string;
+  slug: string;
+  currency: string;
+}
+
+export async function storeBySlug(q: Queryable, slug: string): Promise<CheckoutStore | null> {
+  const { rows } = await q.query<CheckoutStore>('SELECT id, slug, currency FROM stores WHERE slug = $1', [slug.toLowerCase()], { name: 'checkout_store_by_slug' });
+  return rows[0] ?? null;
+}
+
+/** The catalog facts of one line: its product and, when named, the product's variant. */
+export interface CatalogLine {
+  product_id: string;
+  product_num_id: number;
+  title: string;
+  status: string;
+  product_sku: string | null;
+  product_price_minor: number | null;
+  requires_shipping: boolean;
+  variant_count: number;
+  variant_id: string | null;
+  variant_num_id: number | null;
+  variant_name: string | null;
+  variant_value: string | null;
+  variant_sku: string | null;
+  variant_price_minor: number | null;
+  variant_discount_price_minor: number | null;
+  weight: string | null;
+  weight_unit: string | null;
+}
+
+/**
+ * The product of the store named by UUID or numeric id, with the variant named (UUID or numeric
+ * id) when it belongs to that product. Null when the store has no such product.
+ */
+export async function catalogLine(q: Queryable, storeId: string, productRef: string, variantRef: string | null): Promise<CatalogLine | null> {
+  const { rows } = await q.query<CatalogLine>(
+    `SELECT p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
+            p.price_minor AS product_price_minor, p.requires_shipping,
+            (SELECT count(*)::int FROM variants c WHERE c.product_id = p.id) AS variant_count,
+            v.id AS variant_id, v.num_id AS variant_num_id, v.name AS variant_name, v.value AS variant_value,
+            v.sku AS variant_sku, v.price_minor AS variant_price_minor, v.discount_price_minor AS variant_discount_price_minor,
+            v.weight::text AS weight, v.weight_unit
+       FROM products p
+       LEFT JOIN variants v ON v.product_id = p.id AND (v.id = $4::uuid OR v.num_id = $5::bigint)
+      WHERE p.store_id = $1 AND (p.id = $2::uuid OR p.num_id = $3::bigint)`,
+    [storeId, ...byKind(productRef), ...byKind(variantRef)],
+    { name: 'checkout_catalog_line' },
+  );
+  return rows[0] ?? null;
+}
+
+/** A catalog reference as [uuid, null] or [null, numeric id]: each compared with its own indexed column. */
+const byKind = (ref: string | null): [string | null, string | null] => (ref === null ? [null, null] : isUuid(ref) ? [ref, null] : [null, ref]);
+
+/** Abandoned (never completed) checkouts last changed before `before`; returns how many went. */
+export async function purgeAbandonedCheckouts(q: Queryable, before: Date): Promise<number> {
+  const res = await q.query('DELETE FROM checkouts WHERE completed_at IS NULL AND updated_at < $1', [before]);
+  return res.rowCount;
+}

@@ -1,0 +1,52 @@
+// The shipping rates a checkout offers (C15.1 `shipping_rates`): the merchant's zone rates (C15.2)
+// and every shipping app's live rates (C15.3), asked at the same time. Zones come first, cheapest
+// first; then each app's rates in the order the app gave them. An app that is slow, down or wrong
+// gives no rates and costs at most its timeout (src/checkout/app-rates.ts); the zones never wait
+// on it beyond that.
+import type { Deps } from '../deps.js';
+import type { Address } from '../orders/order-view.js';
+import { quoteAppRates } from './app-rates.js';
+import type { PricedLine } from './checkout-lines.js';
+import type { ShippingRate } from './rate.js';
+import { findZonesForCountry, zoneRates } from './zone-rates.js';
+
+export type { ShippingRate } from './rate.js';
+
+export interface RateQuestion {
+  storeId: string;
+  currency: string;
+  destination: Partial<Address>;
+  lines: PricedLine[];
+  /** The lines after discounts, in hundredths: what Price zones bound. */
+  subtotalMinor: number;
+}
+
+export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<ShippingRate[]> {
+  const country = q.destination.country_code ?? null;
+  if (!country || !q.lines.some((l) => l.requiresShipping)) return [];
+  const zones = findZonesForCountry(deps.db, q.storeId, country).then((found) =>
+    zoneRates({
+      zones: found,
+      lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
+      subtotalMinor: q.subtotalMinor,
+      country,
+    }),
+  );
+  const apps = quoteAppRates(deps, {
+    storeId: q.storeId,
+    currency: q.currency,
+    destination: q.destination,
+    items: q.lines.map((l) => ({
+      name: l.variantTitle ? `${l.title} - ${l.variantTitle}` : l.title,
+      sku: l.sku,
+      quantity: l.quantity,
+      grams: l.grams,
+      priceMinor: l.unitMinor,
+      requiresShipping: l.requiresShipping,
+      productId: l.productNumId,
+      variantId: l.variantNumId,
+    })),
+  });
+  const [fromZones, fromApps] = await Promise.all([zones, apps]);
+  return [...fromZones, ...fromApps];
+}
