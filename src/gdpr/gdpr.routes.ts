@@ -14,7 +14,8 @@ import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, nullable, pagedQuery, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { success, successList } from '../webhooks/typed-envelope.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from '../webhooks/typed-envelope.js';
 import { GdprRequestSchema, REQUEST_STATUSES, REQUEST_TYPES, type GdprRequestType } from './gdpr.repo.js';
 import { appGdprAction, createGdprRequest, CreatedRequestSchema, getGdprRequest, listGdprRequests, type GdprRequestInput } from './gdpr.service.js';
 import { gdprDispatcher } from './gdpr.dispatch.js';
@@ -66,7 +67,7 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
     const created = await createGdprRequest(deps, adminStoreId(request), type, input, request.user!.id);
     // C9.1: the webhooks go out after the response; the merchant does not wait for the apps.
     dispatcher.dispatchAfter(responseSent(request, reply), created.requestId, created.deliveryIds);
-    return reply.code(201).send(success(created.data, 201));
+    return reply.code(201).send(envelope(created.data, 201));
   };
 
   admin.post('/apps/gdpr/data-request', {
@@ -126,7 +127,7 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
   }, async (request) => {
     const { storeId, view } = await getGdprRequest(deps, request.params.requestId);
     assertStoreAccess(request, storeId);
-    return success(view);
+    return envelope(view);
   });
 }
 
@@ -137,7 +138,7 @@ export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps:
 
   app.post('/apps/gdpr/acknowledge/:requestId', {
     schema: { tags, summary: 'The app acknowledges a GDPR request it was notified of (within 30 days); no body', params, response: { 200: requestBody } },
-  }, async (request) => success(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'acknowledge')));
+  }, async (request) => envelope(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'acknowledge')));
 
   app.post('/apps/gdpr/complete/:requestId', {
     schema: {
@@ -164,7 +165,7 @@ export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps:
       url = given.trim();
       if (!isHttpUrl(url) || url.length > 2048) throw badRequest('dataExportUrl must be an absolute http(s) URL');
     }
-    return success(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'complete', url));
+    return envelope(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'complete', url));
   });
 }
 

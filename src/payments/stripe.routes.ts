@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import { badRequest } from '../http/errors.js';
 import { envelopeOf, nullable, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { success } from '../webhooks/typed-envelope.js';
+import { envelope } from '../http/shapes.js';
 import { handleStripeEvent } from './stripe.service.js';
 
 // Only the verifier is used: it needs no API key and makes no network call.
@@ -62,6 +62,6 @@ export async function stripeWebhookRoutes(instance: FastifyInstance, { deps }: {
     } catch {
       throw badRequest('Invalid Stripe signature');
     }
-    return success({ received: true, ...(await handleStripeEvent(deps, event as any)) });
+    return envelope({ received: true, ...(await handleStripeEvent(deps, event as any)) });
   });
 }

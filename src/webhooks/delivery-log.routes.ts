@@ -7,7 +7,8 @@ import { ownedApp } from '../apps/apps.service.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { success, successList } from './typed-envelope.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from './typed-envelope.js';
 import { DELIVERY_STATUSES, DeliverySchema, DeliveryStatsSchema, deliveryStats, getDelivery, listDeliveries, redeliver } from './delivery-log.js';
 
 const tags = ['webhooks'];
@@ -42,7 +43,7 @@ export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { d
     schema: { tags, params: appParams, summary: 'Delivery counts by status (C8.6)', response: { 200: envelopeOf(DeliveryStatsSchema) } },
   }, async (request) => {
     const appRow = await ownedApp(deps, request.user!, request.params.appId);
-    return success(await deliveryStats(deps.db, appRow.id));
+    return envelope(await deliveryStats(deps.db, appRow.id));
   });
 
   app.get(`${base}/:deliveryId`, {
@@ -50,7 +51,7 @@ export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request) => {
     const { appId, deliveryId } = request.params;
     const appRow = await ownedApp(deps, request.user!, appId);
-    return success(await getDelivery(deps.db, appRow.id, deliveryId));
+    return envelope(await getDelivery(deps.db, appRow.id, deliveryId));
   });
 
   app.post(`${base}/:deliveryId/redeliver`, {
@@ -58,6 +59,6 @@ export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request, reply) => {
     const { appId, deliveryId } = request.params;
     const appRow = await ownedApp(deps, request.user!, appId);
-    return reply.code(202).send(success(await redeliver(deps.db, appRow.id, deliveryId, deps.clock.now()), 202));
+    return reply.code(202).send(envelope(await redeliver(deps.db, appRow.id, deliveryId, deps.clock.now()), 202));
   });
 }

@@ -6,7 +6,8 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
-import { success, successList } from './typed-envelope.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from './typed-envelope.js';
 import { typed } from '../http/typed.js';
 import { STORE_ROLES, callerStoreId } from '../http/user-auth.js';
 import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks, StoreWebhookSchema, SubscriptionBody } from './subscriptions.service.js';
@@ -24,7 +25,7 @@ export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { 
       response: { 201: envelopeOf(Type.Object({ webhook: StoreWebhookSchema })) },
     },
   }, async (request, reply) =>
-    reply.code(201).send(success(await createStoreWebhook(deps, callerStoreId(request), request.user!.id, request.body), 201)));
+    reply.code(201).send(envelope(await createStoreWebhook(deps, callerStoreId(request), request.user!.id, request.body), 201)));
 
   app.get('/webhooks', {
     config,
@@ -46,6 +47,6 @@ export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { 
     },
   }, async (request) => {
     await deleteStoreWebhook(deps, callerStoreId(request), request.params.id);
-    return success(null);
+    return envelope(null);
   });
 }
