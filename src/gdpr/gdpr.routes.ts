@@ -147,7 +147,7 @@ export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps:
       // No body at all is a completion without an export.
       body: Type.Unsafe<{ dataExportUrl?: string | null } | null>({
         type: ['object', 'null'],
-        description: 'Optional',
+        description: 'Optional: no body, or no `dataExportUrl`, completes without an export',
         properties: {
           dataExportUrl: {
             type: ['string', 'null'],
