@@ -1,13 +1,16 @@
 // The GDPR workflow's SQL and its views (app-api.md "GDPR request"). A request row, one row per app
 // notified, and the link from the request to the webhook deliveries it caused.
+import { Type, type Static } from 'typebox';
 import type { Queryable } from '../db/db.js';
+import { Id, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import type { GdprTopic } from '../webhooks/topics.js';
 
 export const REQUEST_TYPES = ['data_request', 'customer_redact', 'shop_redact'] as const;
 export const REQUEST_STATUSES = ['pending', 'dispatched', 'acknowledged', 'completed', 'failed'] as const;
 export type GdprRequestType = (typeof REQUEST_TYPES)[number];
 export type GdprRequestStatus = (typeof REQUEST_STATUSES)[number];
-export type AppAckStatus = 'pending' | 'acknowledged' | 'completed' | 'failed';
+export const APP_ACK_STATUSES = ['pending', 'acknowledged', 'completed', 'failed'] as const;
+export type AppAckStatus = (typeof APP_ACK_STATUSES)[number];
 export type DeliveryKind = 'initial' | 'final_notice' | 'reminder';
 
 export const TOPIC_OF: Record<GdprRequestType, GdprTopic> = {
@@ -38,7 +41,7 @@ export interface RequestRow {
   customer_id: string | null;
   customer_email: string | null;
   customer_phone: string | null;
-  metadata: Record<string, unknown>;
+  metadata: GdprMetadata;
   order_ids: string[];
   topic: GdprTopic;
   payload: string;
@@ -70,7 +73,24 @@ export interface AppStateRow {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function appAckView(a: AppStateRow) {
+/** What a request records beyond its customer: by type, `{ ordersRequested }`, `{ ordersToRedact }` or `{}`. */
+export const GdprMetadataSchema = Type.Object({
+  ordersRequested: Type.Optional(Type.Boolean({ description: 'data requests: whether the customer\'s orders were requested' })),
+  ordersToRedact: Type.Optional(Type.Integer({ description: 'customer redactions: how many orders are to be redacted' })),
+});
+export type GdprMetadata = Static<typeof GdprMetadataSchema>;
+
+/** One notified app's state on a request. */
+export const AppAckSchema = Type.Object({
+  appId: Id(),
+  appName: Type.String(),
+  status: StringEnum(APP_ACK_STATUSES),
+  acknowledgedAt: nullable(Timestamp()),
+  completedAt: nullable(Timestamp()),
+  errorMessage: nullable(Type.String({ description: 'why the app failed the request (a missed deadline)' })),
+});
+
+export function appAckView(a: AppStateRow): Static<typeof AppAckSchema> {
   return {
     appId: a.app_id,
     appName: a.app_name,
@@ -81,10 +101,25 @@ export function appAckView(a: AppStateRow) {
   };
 }
 
-export type GdprRequestView = ReturnType<typeof requestView>;
+/** The GDPR request resource of app-api.md. */
+export const GdprRequestSchema = Type.Object({
+  requestId: Id(),
+  requestType: StringEnum(REQUEST_TYPES),
+  status: StringEnum(REQUEST_STATUSES),
+  customerId: nullable(Type.String()),
+  customerEmail: nullable(Type.String()),
+  requestedAt: Timestamp(),
+  acknowledgeDeadline: Timestamp(),
+  completionDeadline: Timestamp(),
+  completedAt: nullable(Timestamp()),
+  appAcknowledgments: Type.Array(AppAckSchema, { description: 'the notified apps, in installation order (for an app\'s own call, its own state only)' }),
+  dataExportUrl: nullable(Type.String({ description: 'for a data request, where the app put the export' })),
+  metadata: GdprMetadataSchema,
+});
+export type GdprRequestView = Static<typeof GdprRequestSchema>;
 
 /** The GDPR request resource of app-api.md, with the per-app state of the apps given. */
-export function requestView(r: RequestRow, apps: AppStateRow[]) {
+export function requestView(r: RequestRow, apps: AppStateRow[]): GdprRequestView {
   return {
     requestId: r.id,
     requestType: r.request_type,

@@ -1,14 +1,16 @@
 // GDPR requests (app-api.md GDPR routes, C9.1, C9.2): the merchant makes a request; the apps
 // actively installed on the store are notified (gdpr.dispatch.ts sends after the response) and
 // acknowledge and complete it through their own routes; the request's state follows theirs.
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
+import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 import {
-  ACKNOWLEDGE_DAYS, COMPLETION_DAYS, DAY_MS, TOPIC_OF, appStateOf, appStatesOf, findRequest, listRequests, requestView,
-  type GdprRequestStatus, type GdprRequestType, type RequestRow,
+  ACKNOWLEDGE_DAYS, COMPLETION_DAYS, DAY_MS, REQUEST_TYPES, TOPIC_OF, appStateOf, appStatesOf, findRequest, listRequests, requestView,
+  type GdprMetadata, type GdprRequestStatus, type GdprRequestType, type RequestRow,
 } from './gdpr.repo.js';
 import { createGdprDeliveries, type GdprApp } from './gdpr.deliveries.js';
 import { settleRequest } from './gdpr.state.js';
@@ -20,9 +22,20 @@ export interface GdprRequestInput {
   ordersRequested?: unknown;
 }
 
+/** The 201 body's `data` (C9.1): the new request, still pending. */
+export const CreatedRequestSchema = Type.Object({
+  requestId: Id(),
+  requestType: StringEnum(REQUEST_TYPES),
+  status: StringEnum(['pending'] as const),
+  acknowledgeDeadline: Timestamp(),
+  completionDeadline: Timestamp(),
+  appsNotified: Type.Integer({ description: 'how many installed apps are notified' }),
+  ordersToRedact: Type.Optional(Type.Integer({ description: 'customer redactions only: how many of the customer\'s orders are to be redacted' })),
+});
+
 export interface CreatedRequest {
   /** The 201 body's `data` (C9.1). */
-  data: Record<string, unknown>;
+  data: Static<typeof CreatedRequestSchema>;
   requestId: string;
   deliveryIds: string[];
 }
@@ -117,7 +130,7 @@ export async function createGdprRequest(
           ? { ...shop, customer: { id: customer.id, email: customer.email }, orders_to_redact: orderIds }
           : shop;
     const payload = JSON.stringify(body);
-    const metadata = type === 'data_request' ? { ordersRequested } : type === 'customer_redact' ? { ordersToRedact: orderIds.length } : {};
+    const metadata: GdprMetadata = type === 'data_request' ? { ordersRequested } : type === 'customer_redact' ? { ordersToRedact: orderIds.length } : {};
 
     const { rows: apps } = await tx.query<GdprApp & { installation_id: string }>(
       `SELECT i.id AS installation_id, a.id AS app_id, a.gdpr_urls, a.client_secret_enc
@@ -140,7 +153,7 @@ export async function createGdprRequest(
       );
     }
     const deliveryIds = await createGdprDeliveries(tx, deps.secrets, { requestId, storeId, shopDomain, requestType: type, topic, payload }, apps, 'initial', now);
-    const data: Record<string, unknown> = {
+    const data: CreatedRequest['data'] = {
       requestId,
       requestType: type,
       status: 'pending',

@@ -4,25 +4,24 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
-import { envelopeList } from '../http/shapes.js';
-import { listEmails } from './mail.js';
+import { envelopeListOf, pagedQuery } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { successList } from '../webhooks/typed-envelope.js';
+import { EmailSchema, listEmails } from './mail.js';
 
-export async function emailLogRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+export async function emailLogRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   app.get('/apps/admin/emails', {
     schema: {
       tags: ['operator'],
       summary: 'The outgoing email log (C12.3), newest first; `to` filters by recipient (whole address, any case)',
-      querystring: Type.Object({
-        to: Type.Optional(Type.String()),
-        page: Type.Optional(Type.String()),
-        limit: Type.Optional(Type.String()),
-      }),
+      querystring: pagedQuery({ to: Type.Optional(Type.String({ description: 'the recipient address, whole, any case; trimmed; blank lists all' })) }),
+      response: { 200: envelopeListOf(Type.Object({ emails: Type.Array(EmailSchema) })) },
     },
   }, async (request) => {
-    const query = request.query as Record<string, string | undefined>;
-    const page = parsePage(query);
-    const to = query.to?.trim() || undefined;
+    const page = parsePage(request.query);
+    const to = request.query.to?.trim() || undefined;
     const { emails, total } = await listEmails(deps.db, { to, limit: page.limit, offset: page.offset });
-    return envelopeList({ emails }, page, emails.length, total);
+    return successList({ emails }, page, emails.length, total);
   });
 }

@@ -6,10 +6,12 @@
 //   recordMail(tx, config, message)  record inside a change's transaction (a rolled-back change
 //   deliverMail(deps, entry)         leaves no email), then send after the commit
 import nodemailer, { type Transporter } from 'nodemailer';
+import { Type, type Static } from 'typebox';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
+import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 
 export interface MailMessage {
   to: string;
@@ -21,7 +23,8 @@ export interface MailMessage {
   storeId?: string | null;
 }
 
-export type MailStatus = 'queued' | 'sent' | 'logged' | 'failed';
+export const MAIL_STATUSES = ['queued', 'sent', 'logged', 'failed'] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
 
 export interface MailEntry {
   id: string;
@@ -30,14 +33,15 @@ export interface MailEntry {
 }
 
 /** The email log record of C12.3. */
-export interface EmailView {
-  emailId: string;
-  to: string;
-  subject: string;
-  template: string;
-  status: MailStatus;
-  createdAt: string;
-}
+export const EmailSchema = Type.Object({
+  emailId: Id(),
+  to: Type.String(),
+  subject: Type.String(),
+  template: Type.String({ description: 'which kind of email, e.g. order_shipped' }),
+  status: StringEnum(MAIL_STATUSES, { description: 'queued (SMTP send pending), sent, failed, or logged (no SMTP configured)' }),
+  createdAt: Timestamp(),
+});
+export type EmailView = Static<typeof EmailSchema>;
 
 /** SMTP sends that are still under way (awaited by `flushMail`, e.g. before a test reads the log). */
 const inFlight = new Set<Promise<void>>();
@@ -148,7 +152,7 @@ export async function listEmails(q: Queryable, opts: { to?: string; limit: numbe
   const params: unknown[] = [opts.limit, opts.offset];
   if (opts.to) params.push(opts.to);
   const [page, count] = await Promise.all([
-    q.query<any>(
+    q.query<Parameters<typeof emailView>[0]>(
       `SELECT id, to_address, subject, template, status, created_at FROM email_log ${where}
         ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`,
       params,

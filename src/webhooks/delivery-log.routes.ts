@@ -5,44 +5,59 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { ownedApp } from '../apps/apps.service.js';
 import { parsePage } from '../http/paging.js';
-import { envelope, envelopeList } from '../http/shapes.js';
-import { deliveryStats, getDelivery, listDeliveries, redeliver } from './delivery-log.js';
+import { envelopeListOf, envelopeOf, pagedQuery } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from './typed-envelope.js';
+import { DELIVERY_STATUSES, DeliverySchema, DeliveryStatsSchema, deliveryStats, getDelivery, listDeliveries, redeliver } from './delivery-log.js';
 
 const tags = ['webhooks'];
-const appParams = Type.Object({ appId: Type.String() });
-const deliveryParams = Type.Object({ appId: Type.String(), deliveryId: Type.String() });
+const appId = Type.String({ description: 'the app id' });
+const appParams = Type.Object({ appId });
+const deliveryParams = Type.Object({ appId, deliveryId: Type.String({ description: 'the delivery id' }) });
+const deliveryBody = Type.Object({ delivery: DeliverySchema });
 
-export async function deliveryLogRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   const base = '/apps/developer/:appId/webhook-deliveries';
 
   app.get(base, {
     schema: {
       tags, params: appParams, summary: "The app's webhook deliveries, newest first (C8.5)",
-      querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()), status: Type.Optional(Type.String()), topic: Type.Optional(Type.String()) }),
+      // `status` is checked by the handler, after the app's ownership (403/404 before a 400).
+      querystring: pagedQuery({
+        status: Type.Optional(Type.String({ description: `one of ${DELIVERY_STATUSES.join(', ')} (another value -> 400)` })),
+        topic: Type.Optional(Type.String({ description: 'a topic, e.g. orders/create' })),
+      }),
+      response: { 200: envelopeListOf(Type.Object({ deliveries: Type.Array(DeliverySchema) })) },
     },
   }, async (request) => {
-    const appRow = await ownedApp(deps, request.user!, (request.params as { appId: string }).appId);
-    const query = request.query as Record<string, string | undefined>;
-    const page = parsePage(query);
-    const { deliveries, total } = await listDeliveries(deps.db, appRow.id, { status: query.status, topic: query.topic }, page);
-    return envelopeList({ deliveries }, page, deliveries.length, total);
+    const appRow = await ownedApp(deps, request.user!, request.params.appId);
+    const { status, topic } = request.query;
+    const page = parsePage(request.query);
+    const { deliveries, total } = await listDeliveries(deps.db, appRow.id, { status, topic }, page);
+    return successList({ deliveries }, page, deliveries.length, total);
   });
 
-  app.get(`${base}/stats`, { schema: { tags, params: appParams, summary: 'Delivery counts by status (C8.6)' } }, async (request) => {
-    const appRow = await ownedApp(deps, request.user!, (request.params as { appId: string }).appId);
+  app.get(`${base}/stats`, {
+    schema: { tags, params: appParams, summary: 'Delivery counts by status (C8.6)', response: { 200: envelopeOf(DeliveryStatsSchema) } },
+  }, async (request) => {
+    const appRow = await ownedApp(deps, request.user!, request.params.appId);
     return envelope(await deliveryStats(deps.db, appRow.id));
   });
 
-  app.get(`${base}/:deliveryId`, { schema: { tags, params: deliveryParams, summary: 'One delivery with its attempts' } }, async (request) => {
-    const { appId, deliveryId } = request.params as { appId: string; deliveryId: string };
+  app.get(`${base}/:deliveryId`, {
+    schema: { tags, params: deliveryParams, summary: 'One delivery with its attempts', response: { 200: envelopeOf(deliveryBody) } },
+  }, async (request) => {
+    const { appId, deliveryId } = request.params;
     const appRow = await ownedApp(deps, request.user!, appId);
     return envelope(await getDelivery(deps.db, appRow.id, deliveryId));
   });
 
   app.post(`${base}/:deliveryId/redeliver`, {
-    schema: { tags, params: deliveryParams, summary: 'Attempt the same delivery again now (C8.5, C14.10)' },
+    schema: { tags, params: deliveryParams, summary: 'Attempt the same delivery again now (C8.5, C14.10)', response: { 202: envelopeOf(deliveryBody) } },
   }, async (request, reply) => {
-    const { appId, deliveryId } = request.params as { appId: string; deliveryId: string };
+    const { appId, deliveryId } = request.params;
     const appRow = await ownedApp(deps, request.user!, appId);
     return reply.code(202).send(envelope(await redeliver(deps.db, appRow.id, deliveryId, deps.clock.now()), 202));
   });

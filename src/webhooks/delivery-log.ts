@@ -1,20 +1,24 @@
 // The developer's delivery log (C8.5) and stats (C8.6): an app's deliveries (API subscriptions,
 // manifest webhooks and GDPR webhooks) with request and response bodies and attempt history.
+import { Type, type Static } from 'typebox';
 import type { Queryable } from '../db/db.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid } from '../ids.js';
-import { DELIVERY_CHANNEL } from './deliveries.repo.js';
+import { Id, nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { DELIVERY_CHANNEL, type DeliverySource } from './deliveries.repo.js';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'success', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+const DELIVERY_SOURCES = ['subscription', 'manifest', 'gdpr', 'store'] as const satisfies readonly DeliverySource[];
 
 interface DeliveryRow {
   id: string;
   webhook_id: string;
-  source: string;
+  source: DeliverySource;
   topic: string;
   store_id: string;
   address: string;
-  status: string;
+  status: DeliveryStatus;
   attempt_count: number;
   next_attempt_at: Date | null;
   lease_until: Date | null;
@@ -35,7 +39,42 @@ interface AttemptRow {
   error: string | null;
 }
 
-function deliveryView(row: DeliveryRow, attempts: AttemptRow[]) {
+/** One delivery of the log (C8.5) with its attempt history, oldest attempt first. */
+export const DeliverySchema = Type.Object({
+  deliveryId: Id(),
+  webhookId: Id('X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10)'),
+  source: StringEnum(DELIVERY_SOURCES, { description: 'an API subscription, the app manifest, a GDPR request, or a store webhook' }),
+  topic: Type.String(),
+  storeId: Id(),
+  address: Type.String(),
+  status: StringEnum(DELIVERY_STATUSES),
+  attemptCount: Type.Integer(),
+  nextAttemptAt: nullable(Timestamp('when the next attempt is due; null once the delivery has finished')),
+  requestHeaders: Type.Record(Type.String(), Type.String(), { description: 'the headers sent, X-SVC-Delivery-Attempt of the latest attempt' }),
+  requestBody: nullable(Type.String({ description: 'the exact bytes sent; null once pruned (retention)' })),
+  responseStatus: nullable(Type.Integer()),
+  responseBody: nullable(Type.String()),
+  attempts: Type.Array(Type.Object({
+    attempt: Type.Integer(),
+    startedAt: Timestamp(),
+    durationMs: Type.Integer(),
+    responseStatus: nullable(Type.Integer()),
+    error: nullable(Type.String()),
+  })),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
+/** Delivery counts by status (C8.6). */
+export const DeliveryStatsSchema = Type.Object({
+  total: Type.Integer(),
+  success: Type.Integer(),
+  failed: Type.Integer(),
+  pending: Type.Integer(),
+  retrying: Type.Integer(),
+});
+
+function deliveryView(row: DeliveryRow, attempts: AttemptRow[]): Static<typeof DeliverySchema> {
   const open = row.status === 'pending' || row.status === 'retrying';
   return {
     deliveryId: row.id,
@@ -126,14 +165,14 @@ export async function redeliver(q: Queryable, appId: string, deliveryId: string,
   return { delivery };
 }
 
-export async function deliveryStats(q: Queryable, appId: string) {
-  const { rows } = await q.query<{ status: string; n: number }>(
+export async function deliveryStats(q: Queryable, appId: string): Promise<Static<typeof DeliveryStatsSchema>> {
+  const { rows } = await q.query<{ status: DeliveryStatus; n: number }>(
     'SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE app_id = $1 GROUP BY status',
     [appId],
   );
   const stats = { total: 0, success: 0, failed: 0, pending: 0, retrying: 0 };
   for (const r of rows) {
-    stats[r.status as keyof typeof stats] = r.n;
+    stats[r.status] = r.n;
     stats.total += r.n;
   }
   return stats;

@@ -5,29 +5,48 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
-import { envelope, envelopeList } from '../http/shapes.js';
+import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from './typed-envelope.js';
+import { typed } from '../http/typed.js';
 import { STORE_ROLES, callerStoreId } from '../http/user-auth.js';
-import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks } from './subscriptions.service.js';
+import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks, StoreWebhookSchema, SubscriptionBody } from './subscriptions.service.js';
 
 const tags = ['webhooks'];
 const config = { roles: STORE_ROLES };
 
-export async function storeWebhookRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   app.post('/webhooks', {
-    config,
-    schema: { tags, summary: 'Create a store-level webhook (C6.5)', body: Type.Object({ topic: Type.Optional(Type.String()), address: Type.Optional(Type.String()) }) },
+    config: { ...config, bodyKey: 'webhook' },
+    schema: {
+      tags, summary: 'Create a store-level webhook (C6.5)',
+      body: Type.Object(SubscriptionBody.properties, { description: 'Flat `{ topic, address }`, or wrapped as `{ webhook: { topic, address } }`; the GDPR topics are not open to a store' }),
+      response: { 201: envelopeOf(Type.Object({ webhook: StoreWebhookSchema })) },
+    },
   }, async (request, reply) =>
     reply.code(201).send(envelope(await createStoreWebhook(deps, callerStoreId(request), request.user!.id, request.body), 201)));
 
-  app.get('/webhooks', { config, schema: { tags, summary: "The store's webhooks, secrets included" } }, async (request) => {
-    const page = parsePage(request.query as Record<string, unknown>);
+  app.get('/webhooks', {
+    config,
+    schema: {
+      tags, summary: "The store's webhooks, secrets included", querystring: PagingQuery,
+      response: { 200: envelopeListOf(Type.Object({ webhooks: Type.Array(StoreWebhookSchema) })) },
+    },
+  }, async (request) => {
+    const page = parsePage(request.query);
     const { webhooks, total } = await listStoreWebhooks(deps, callerStoreId(request), page);
-    return envelopeList({ webhooks }, page, webhooks.length, total);
+    return successList({ webhooks }, page, webhooks.length, total);
   });
 
-  app.delete('/webhooks/:id', { config, schema: { tags, summary: 'Delete a store-level webhook', params: Type.Object({ id: Type.String() }) } },
-    async (request) => {
-      await deleteStoreWebhook(deps, callerStoreId(request), (request.params as { id: string }).id);
-      return envelope(null);
-    });
+  app.delete('/webhooks/:id', {
+    config,
+    schema: {
+      tags, summary: 'Delete a store-level webhook', params: Type.Object({ id: Type.String({ description: 'the webhook id' }) }),
+      response: { 200: envelopeOf(Type.Null()) },
+    },
+  }, async (request) => {
+    await deleteStoreWebhook(deps, callerStoreId(request), request.params.id);
+    return envelope(null);
+  });
 }

@@ -4,23 +4,31 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
-import { createSubscription, deleteSubscription, listSubscriptions } from './subscriptions.service.js';
+import { EmptyBody } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { createSubscription, deleteSubscription, listSubscriptions, SubscriptionBody, SubscriptionSchema } from './subscriptions.service.js';
 
 const tags = ['webhooks'];
 const config = { scope: 'read_shop' as const, shape: 'errors' as const };
 
-export async function webhookApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function webhookApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   api.post('/webhooks.json', {
-    config,
+    config: { ...config, bodyKey: 'webhook' },
     schema: {
       tags, summary: 'Subscribe to a topic (C6.4); the secret is in this response only',
-      body: Type.Object({}, { additionalProperties: true, description: '{ webhook: { topic, address } } or { topic, address }' }),
+      body: Type.Object(SubscriptionBody.properties, { description: 'Flat `{ topic, address }`, or wrapped as `{ webhook: { topic, address } }`' }),
+      response: { 201: Type.Object({ webhook: SubscriptionSchema }) },
     },
   }, async (request, reply) => reply.code(201).send(await createSubscription(deps, apiCaller(request), request.body)));
 
-  api.get('/webhooks.json', { config, schema: { tags, summary: "The installation's subscriptions, without secrets" } },
-    async (request) => listSubscriptions(deps.db, apiCaller(request)));
+  api.get('/webhooks.json', {
+    config,
+    schema: { tags, summary: "The installation's subscriptions, without secrets", response: { 200: Type.Object({ webhooks: Type.Array(SubscriptionSchema) }) } },
+  }, async (request) => listSubscriptions(deps.db, apiCaller(request)));
 
-  api.delete('/webhooks/:id.json', { config, schema: { tags, summary: 'Delete a subscription', params: Type.Object({ id: Type.String() }) } },
-    async (request) => deleteSubscription(deps.db, apiCaller(request), (request.params as { id: string }).id));
+  api.delete('/webhooks/:id.json', {
+    config,
+    schema: { tags, summary: 'Delete a subscription', params: Type.Object({ id: Type.String({ description: 'the subscription id' }) }), response: { 200: EmptyBody } },
+  }, async (request) => deleteSubscription(deps.db, apiCaller(request), request.params.id));
 }

@@ -1,5 +1,6 @@
 // Webhook subscriptions: an app's, through the App API (C6.4), and a store's own, from the
 // merchant admin (C6.5). Both check the topic, the address (C8.9) and duplicates the same way.
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { forbidden, notFound, unprocessable } from '../http/errors.js';
@@ -9,6 +10,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { API_VERSION } from '../api-version.js';
+import { Id, Timestamp } from '../http/schemas.js';
 import { isEventTopic, isSubscribableTopic, topicReadScopes, type Topic } from './topics.js';
 import {
   DUPLICATE_STORE_WEBHOOK, DUPLICATE_SUBSCRIPTION, deleteStoreWebhookRow, deleteSubscriptionRow, insertStoreWebhook, insertSubscription,
@@ -17,12 +19,19 @@ import {
 
 export const newWebhookSecret = () => randomToken('svcwh', 32);
 
-/** `{ webhook: { topic, address } }` or a flat `{ topic, address }` (C6.4). */
-function readInput(body: unknown): { topic: unknown; address: unknown } {
-  const b = (body ?? {}) as Record<string, any>;
-  const inner = b.webhook && typeof b.webhook === 'object' ? b.webhook : b;
-  return { topic: inner.topic, address: inner.address };
-}
+/**
+ * The body of both creates: `{ topic, address }`, flat or wrapped as `{ webhook: { ... } }` (both
+ * routes say `config.bodyKey: 'webhook'`, which unwraps it before validation). Both fields are strings,
+ * but neither is typed in the schema: C6.4 answers a topic outside the subscribable list, and an
+ * address that is not a URL, with a 422 in the route's error shape, and a missing or non-string
+ * value is such a topic or address (a schema failure would be a 400). The creates below check them.
+ */
+export const SubscriptionBody = Type.Object({
+  topic: Type.Optional(Type.Unknown({ description: 'a topic string, e.g. `orders/create`; missing, not a string or not subscribable -> 422' })),
+  address: Type.Optional(Type.Unknown({
+    description: 'an absolute https URL (http while private addresses are allowed, C8.9); missing, not a string, not such a URL or a private address -> 422',
+  })),
+});
 
 async function checkAddress(deps: Deps, address: unknown): Promise<string> {
   const check = await checkTargetUrl(address, deps.config.allowPrivateWebhooks);
@@ -32,7 +41,19 @@ async function checkAddress(deps: Deps, address: unknown): Promise<string> {
 
 const duplicate = () => unprocessable('address already has a subscription to this topic', { address: ['already has a subscription to this topic'] });
 
-export function subscriptionView(row: SubscriptionRow, secret?: string) {
+/** An app's subscription (C6.4); `secret` only in the create response. */
+export const SubscriptionSchema = Type.Object({
+  id: Id(),
+  topic: Type.String(),
+  address: Type.String(),
+  format: Type.Literal('json'),
+  api_version: Type.String({ description: 'the API version the payloads follow, e.g. 2026-06' }),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+  secret: Type.Optional(Type.String({ description: 'the signing secret (`svcwh_...`); in the create response only' })),
+});
+
+export function subscriptionView(row: SubscriptionRow, secret?: string): Static<typeof SubscriptionSchema> {
   return {
     id: row.id,
     topic: row.topic,
@@ -45,15 +66,14 @@ export function subscriptionView(row: SubscriptionRow, secret?: string) {
   };
 }
 
-export async function createSubscription(deps: Deps, caller: TokenInfo, body: unknown) {
-  const input = readInput(body);
-  if (!isSubscribableTopic(input.topic)) throw unprocessable('topic is not a subscribable topic', { topic: ['is not a subscribable topic'] });
-  const topic: Topic = input.topic;
+export async function createSubscription(deps: Deps, caller: TokenInfo, body: Static<typeof SubscriptionBody>) {
+  if (!isSubscribableTopic(body.topic)) throw unprocessable('topic is not a subscribable topic', { topic: ['is not a subscribable topic'] });
+  const topic: Topic = body.topic;
   const scopes = topicReadScopes(topic);
   if (scopes && !scopes.some((s) => hasScope(caller.scopes, s as Scope))) {
     throw forbidden(`Subscribing to ${topic} requires the ${scopes.join(' or ')} scope`);
   }
-  const address = await checkAddress(deps, input.address);
+  const address = await checkAddress(deps, body.address);
   const secret = newWebhookSecret();
   const now = deps.clock.now();
   try {
@@ -81,7 +101,19 @@ export async function deleteSubscription(q: Queryable, caller: TokenInfo, id: st
 
 // ---- store-level webhooks (C6.5) --------------------------------------------------------------
 
-function storeWebhookView(deps: Deps, row: StoreWebhookRow) {
+/** A store's own webhook (C6.5): camelCase, and the secret always included (C14.8). */
+export const StoreWebhookSchema = Type.Object({
+  id: Id(),
+  topic: Type.String(),
+  address: Type.String(),
+  format: Type.Literal('json'),
+  apiVersion: Type.String({ description: 'the API version the payloads follow, e.g. 2026-06' }),
+  secret: Type.String({ description: 'the signing secret (`svcwh_...`)' }),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
+function storeWebhookView(deps: Deps, row: StoreWebhookRow): Static<typeof StoreWebhookSchema> {
   return {
     id: row.id,
     topic: row.topic,
@@ -94,15 +126,14 @@ function storeWebhookView(deps: Deps, row: StoreWebhookRow) {
   };
 }
 
-export async function createStoreWebhook(deps: Deps, storeId: string, userId: string, body: unknown) {
-  const input = readInput(body);
+export async function createStoreWebhook(deps: Deps, storeId: string, userId: string, body: Static<typeof SubscriptionBody>) {
   // GDPR topics are app obligations; a store's own webhooks take the event topics.
-  if (!isEventTopic(input.topic)) throw unprocessable('topic is not a subscribable topic');
-  const address = await checkAddress(deps, input.address);
+  if (!isEventTopic(body.topic)) throw unprocessable('topic is not a subscribable topic');
+  const address = await checkAddress(deps, body.address);
   const now = deps.clock.now();
   try {
     const row = await insertStoreWebhook(deps.db, {
-      id: uuidv7(now.getTime()), store_id: storeId, topic: input.topic, address, secret_enc: deps.secrets.seal(newWebhookSecret()), created_by: userId, now,
+      id: uuidv7(now.getTime()), store_id: storeId, topic: body.topic, address, secret_enc: deps.secrets.seal(newWebhookSecret()), created_by: userId, now,
     });
     return { webhook: storeWebhookView(deps, row) };
   } catch (err) {
