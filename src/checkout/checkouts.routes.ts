@@ -21,6 +21,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   const app = typed(instance);
 
   app.post('/storefront/:storeURL/checkouts', {
+    config: { errors: { 400: 'A product that is not active, a quantity that is not a whole number from 1, or an address without an ISO 3166-1 alpha-2 country_code (C15.1)' } },
     schema: {
       tags, summary: 'Start a checkout (C15.1): 201 with its token, the only key to it',
       params: store, body: CheckoutCreateSchema, response: { 201: checkoutBody },
@@ -32,6 +33,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ checkout: await getCheckout(deps, request.params.storeURL, request.params.token) }));
 
   app.patch('/storefront/:storeURL/checkouts/:token', {
+    config: { errors: { 409: 'The checkout is completed', 410: 'The checkout has expired (24 hours after creation)', 422: 'The shipping rate or payment method chosen is not offered' } },
     schema: {
       tags, summary: 'Change the checkout: any create field (line_items replaces all), shipping_rate, payment_method',
       params: checkout, body: CheckoutChangeSchema, response: { 200: checkoutBody },
@@ -39,6 +41,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ checkout: await changeCheckout(deps, request.params.storeURL, request.params.token, request.body) }));
 
   app.get('/storefront/:storeURL/checkouts/:token/shipping_rates', {
+    config: { errors: { 409: 'The checkout is completed', 410: 'The checkout has expired' } },
     schema: {
       tags, summary: "The rates on offer: the merchant's zones (C15.2) and the shipping apps' live rates (C15.3)",
       params: checkout, response: { 200: envelopeOf(Type.Object({ shipping_rates: Type.Array(ShippingRateSchema) })) },
@@ -46,6 +49,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ shipping_rates: await checkoutShippingRates(deps, request.params.storeURL, request.params.token) }));
 
   app.post('/storefront/:storeURL/checkouts/:token/complete', {
+    config: { errors: { 400: 'Short stock (C7.1): no order', 409: 'The checkout is completed already', 410: 'The checkout has expired', 422: 'Something completion needs is missing; the message names it' } },
     schema: {
       tags, summary: 'Complete the checkout: 201 with the order, taken exactly as POST /orders takes one',
       params: checkout, response: { 201: envelopeOf(Type.Object({ order: OrderSchema })) },

@@ -14,8 +14,7 @@ import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, nullable, pagedQuery, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { envelope } from '../http/shapes.js';
-import { successList } from '../webhooks/typed-envelope.js';
+import { envelope, envelopeList } from '../http/shapes.js';
 import { GdprRequestSchema, REQUEST_STATUSES, REQUEST_TYPES, type GdprRequestType } from './gdpr.repo.js';
 import { appGdprAction, createGdprRequest, CreatedRequestSchema, getGdprRequest, listGdprRequests, type GdprRequestInput } from './gdpr.service.js';
 import { gdprDispatcher } from './gdpr.dispatch.js';
@@ -116,7 +115,7 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
     const { requests, total } = await listGdprRequests(deps, adminStoreId(request), {
       status: request.query.status || undefined, requestType: request.query.requestType || undefined, limit: page.limit, offset: page.offset,
     });
-    return successList({ requests }, page, requests.length, total);
+    return envelopeList({ requests }, page, requests.length, total);
   });
 
   admin.get('/apps/gdpr/requests/:requestId', {
@@ -137,10 +136,12 @@ export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps:
   const params = Type.Object({ requestId: Type.String({ description: 'the request id, from the webhook body' }) });
 
   app.post('/apps/gdpr/acknowledge/:requestId', {
+    config: { errors: { 409: 'This app already failed the request (its deadline passed, C9.3)' } },
     schema: { tags, summary: 'The app acknowledges a GDPR request it was notified of (within 30 days); no body', params, response: { 200: requestBody } },
   }, async (request) => envelope(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'acknowledge')));
 
   app.post('/apps/gdpr/complete/:requestId', {
+    config: { errors: { 409: 'This app already failed the request (its deadline passed, C9.3)' } },
     schema: {
       tags, params,
       summary: 'The app completes a GDPR request (within 90 days); `dataExportUrl` for data requests is shown to the merchant',

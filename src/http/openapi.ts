@@ -31,6 +31,13 @@ const described = (description: string, schema: Schema) => ({ description, conte
  * authorization (403) where the route has a credential, not found (404) where the path names a
  * resource, and the App API's rate limit (429) and rate-limit store outage (503).
  */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Error statuses the route itself gives beyond the common ones, with what each means (for the reference). */
+    errors?: Record<number, string>;
+  }
+}
+
 export function errorResponses(route: Pick<RouteOptions, 'method' | 'url' | 'config'>, schema: Schema): Record<string, unknown> {
   const shape = (route.config as { shape?: 'errors' | 'envelope' } | undefined)?.shape ?? 'envelope';
   const body = errorShapeSchemas[shape];
@@ -44,6 +51,9 @@ export function errorResponses(route: Pick<RouteOptions, 'method' | 'url' | 'con
   }
   if (route.url.includes(':') || route.url.includes('*')) out[404] = described('No such resource (or not visible to the caller)', body);
   if (['POST', 'PUT', 'PATCH'].includes(method)) out[413] = described('The request body is over 1 MiB', body);
+  // What only the route knows: its own refusals (a 409 conflict, a 410 gone, a 422 rule), from `config.errors`.
+  const own = (route.config as { errors?: Record<number, string> } | undefined)?.errors ?? {};
+  for (const [status, description] of Object.entries(own)) out[status] = described(description, body);
   if (api) {
     out[429] = described('Rate limit exceeded; `Retry-After` says when to retry', errorShapeSchemas.rateLimit);
     out[503] = described('The rate-limit store is unavailable; retry shortly', body);
@@ -99,6 +109,9 @@ export function shareErrorSchemas({ openapiObject }: { openapiObject: Schema }):
   }
   for (const operations of Object.values<Schema>(openapiObject.paths ?? {})) {
     for (const operation of Object.values<Schema>(operations)) {
+      // A body that may be absent (its schema admits null) is not a required request body.
+      const bodySchema = operation?.requestBody?.content?.['application/json']?.schema;
+      if (bodySchema && ([] as unknown[]).concat(bodySchema.type).includes('null')) operation.requestBody.required = false;
       for (const response of Object.values<Schema>(operation?.responses ?? {})) {
         const media = response?.content?.['application/json'];
         const name = media && byText.get(JSON.stringify(media.schema));

@@ -28,7 +28,10 @@ export function envelope<T>(data: T, status = 200): SuccessEnvelope<T> {
   return { status, state: 'success', message: null, data, count: null, pagination: null };
 }
 
-export function envelopeList<T>(data: T, page: { page: number; limit: number }, resultCount: number, total: number, status = 200): Envelope<T> {
+/** A paged list's success envelope (C5.3), typed as exactly what `envelopeListOf` declares. */
+export type SuccessListEnvelope<T> = Envelope<T> & { state: 'success'; message: null; data: T; count: number; pagination: Pagination };
+
+export function envelopeList<T>(data: T, page: { page: number; limit: number }, resultCount: number, total: number, status = 200): SuccessListEnvelope<T> {
   return {
     status,
     state: 'success',

@@ -2,11 +2,11 @@
 // newest first, as an envelope list `data.emails` with `count` and `pagination` (C14.8).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { envelopeList } from '../http/shapes.js';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { successList } from '../webhooks/typed-envelope.js';
 import { EmailSchema, listEmails } from './mail.js';
 
 export async function emailLogRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
@@ -22,6 +22,6 @@ export async function emailLogRoutes(instance: FastifyInstance, { deps }: { deps
     const page = parsePage(request.query);
     const to = request.query.to?.trim() || undefined;
     const { emails, total } = await listEmails(deps.db, { to, limit: page.limit, offset: page.offset });
-    return successList({ emails }, page, emails.length, total);
+    return envelopeList({ emails }, page, emails.length, total);
   });
 }

@@ -7,8 +7,7 @@ import { ownedApp } from '../apps/apps.service.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { envelope } from '../http/shapes.js';
-import { successList } from './typed-envelope.js';
+import { envelope, envelopeList } from '../http/shapes.js';
 import { DELIVERY_STATUSES, DeliverySchema, DeliveryStatsSchema, deliveryStats, getDelivery, listDeliveries, redeliver } from './delivery-log.js';
 
 const tags = ['webhooks'];
@@ -36,7 +35,7 @@ export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { d
     const { status, topic } = request.query;
     const page = parsePage(request.query);
     const { deliveries, total } = await listDeliveries(deps.db, appRow.id, { status, topic }, page);
-    return successList({ deliveries }, page, deliveries.length, total);
+    return envelopeList({ deliveries }, page, deliveries.length, total);
   });
 
   app.get(`${base}/stats`, {
@@ -55,6 +54,7 @@ export async function deliveryLogRoutes(instance: FastifyInstance, { deps }: { d
   });
 
   app.post(`${base}/:deliveryId/redeliver`, {
+    config: { errors: { 409: 'An attempt of this delivery is in progress, or its body was pruned by retention (C14.10)' } },
     schema: { tags, params: deliveryParams, summary: 'Attempt the same delivery again now (C8.5, C14.10)', response: { 202: envelopeOf(deliveryBody) } },
   }, async (request, reply) => {
     const { appId, deliveryId } = request.params;

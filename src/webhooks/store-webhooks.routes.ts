@@ -6,8 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
-import { envelope } from '../http/shapes.js';
-import { successList } from './typed-envelope.js';
+import { envelope, envelopeList } from '../http/shapes.js';
 import { typed } from '../http/typed.js';
 import { STORE_ROLES, callerStoreId } from '../http/user-auth.js';
 import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks, StoreWebhookSchema, SubscriptionBody } from './subscriptions.service.js';
@@ -18,7 +17,7 @@ const config = { roles: STORE_ROLES };
 export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const app = typed(instance);
   app.post('/webhooks', {
-    config: { ...config, bodyKey: 'webhook' },
+    config: { ...config, bodyKey: 'webhook', errors: { 422: 'The topic is not subscribable, or the address is not an allowed https URL (C6.5, C8.9)' } },
     schema: {
       tags, summary: 'Create a store-level webhook (C6.5)',
       body: Type.Object(SubscriptionBody.properties, { description: 'Flat `{ topic, address }`, or wrapped as `{ webhook: { topic, address } }`; the GDPR topics are not open to a store' }),
@@ -36,7 +35,7 @@ export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { 
   }, async (request) => {
     const page = parsePage(request.query);
     const { webhooks, total } = await listStoreWebhooks(deps, callerStoreId(request), page);
-    return successList({ webhooks }, page, webhooks.length, total);
+    return envelopeList({ webhooks }, page, webhooks.length, total);
   });
 
   app.delete('/webhooks/:id', {

@@ -14,7 +14,7 @@ const config = { scope: 'read_shop' as const, shape: 'errors' as const };
 export async function webhookApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const api = typed(instance);
   api.post('/webhooks.json', {
-    config: { ...config, bodyKey: 'webhook' },
+    config: { ...config, bodyKey: 'webhook', errors: { 422: 'The topic is not subscribable, or the address is not an allowed https URL (C6.4, C8.9)' } },
     schema: {
       tags, summary: 'Subscribe to a topic (C6.4); the secret is in this response only',
       body: Type.Object(SubscriptionBody.properties, { description: 'Flat `{ topic, address }`, or wrapped as `{ webhook: { topic, address } }`' }),
