@@ -247,12 +247,18 @@ describe('authentication on every shipping zone route (Rules 1-2; C5.1 envelope)
 });
 
 describe('demo data (C1.5)', () => {
-  it('the demo store lists its Domestic zone', async () => {
+  it('the demo store lists its zones: Domestic, and one of each kind for a few countries (issue 12)', async () => {
     const s = await store();
     await h.db.transaction((tx) => insertDemoStoreData(tx, s.merchant.storeId, h.clock.now()));
     const res = await h.req('GET', '/api/v1/shipping_zones.json', { token: s.accessToken });
-    expect(res.json().data.shipping_zones).toEqual([
+    const zones = res.json().data.shipping_zones;
+    expect(zones).toHaveLength(5);
+    expect(zones).toEqual(expect.arrayContaining([
       expect.objectContaining({ shippingName: 'Domestic', zone: ['US'], price: '5.00', type: 'Simple', digitalProd: true, description: 'Flat rate within the United States' }),
-    ]);
+      expect.objectContaining({ shippingName: 'Domestic heavy', type: 'Weight', minWeight: 2, maxWeight: null }),
+      expect.objectContaining({ shippingName: 'Free shipping over 100', zone: ['US', 'CA'], type: 'Price', price: '0.00' }),
+      expect.objectContaining({ shippingName: 'Canada', zone: ['CA'] }),
+      expect.objectContaining({ shippingName: 'Europe and UK', zone: ['GB', 'FR', 'DE', 'IE', 'NL'] }),
+    ]));
   });
 });

@@ -69,7 +69,9 @@ export function str(errors: FieldErrors, body: Body, key: string, opts: { requir
  */
 export function amountSchema(description: string, opts: { nullable?: boolean } = {}) {
   const text = { type: 'string', pattern: '^(\\s*\\d+(\\.\\d{1,2})?\\s*)?$' };
-  const number = { type: 'number', minimum: 0, multipleOf: 0.01 };
+  // No `multipleOf: 0.01`: Ajv's floating-point test wrongly refuses some large two-decimal amounts
+  // (1148448427.81); the reader checks the decimals exactly.
+  const number = { type: 'number', minimum: 0 };
   return Type.Unsafe<string | number | null>({
     anyOf: opts.nullable ? [text, number, { type: 'null' }] : [text, number],
     description: `${description}: a decimal string or number from 0, at most two decimals${opts.nullable ? '; null or "" clears it' : ''}`,

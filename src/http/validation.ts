@@ -27,7 +27,6 @@ function makeAjv(coerce: boolean): Ajv {
     removeAdditional: false,
     allErrors: !coerce, // a body reports every bad field at once; a query string its first
     verbose: true, // errors carry their schema, for `x-error`
-    multipleOfPrecision: 6, // `multipleOf: 0.01` holds for 19.9 despite binary floating point
     strict: false, // TypeBox's own keywords and our annotations are not Ajv's
   });
   addFormats(ajv);
