@@ -5,9 +5,12 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
-import { RANGES, resolveRange, salesAnalytics } from './sales.js';
+import { envelopeOf } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { RANGES, resolveRange, salesAnalytics, SalesSchema } from './sales.js';
 
-export async function analyticsApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function analyticsApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   api.get('/analytics/sales', {
     config: { scope: 'read_analytics', shape: 'envelope' },
     schema: {
@@ -18,9 +21,10 @@ export async function analyticsApiRoutes(api: FastifyInstance, { deps }: { deps:
         start_date: Type.Optional(Type.String({ description: 'custom range: first UTC day (ISO 8601), included' })),
         end_date: Type.Optional(Type.String({ description: 'custom range: last UTC day (ISO 8601), included' })),
       }),
+      response: { 200: envelopeOf(SalesSchema) },
     },
   }, async (request) => {
-    const range = resolveRange(request.query as Record<string, unknown>, deps.clock.now());
+    const range = resolveRange(request.query, deps.clock.now());
     return envelope(await salesAnalytics(deps.db, apiCaller(request).storeId, range));
   });
 }

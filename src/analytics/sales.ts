@@ -2,6 +2,7 @@
 // range in one named statement: the range's orders are read once (by the (store_id, created_at)
 // index), every day of the range comes from generate_series, sessions and page views from the
 // storefront events of C7.4. Days are UTC days.
+import { Type } from 'typebox';
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
 import { parseInstant } from '../content/fields.js';
@@ -26,7 +27,7 @@ const utcDay = (ms: number) => ms - (((ms % DAY) + DAY) % DAY);
 const dateText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** C6.7: the range named by the query on the service clock; a bad range -> 400 envelope. */
-export function resolveRange(query: Record<string, unknown>, now: Date): DayRange {
+export function resolveRange(query: { range?: string; start_date?: string; end_date?: string }, now: Date): DayRange {
   const raw = typeof query.range === 'string' && query.range.trim() !== '' ? query.range.trim() : 'last_7_days';
   if (!(RANGES as readonly string[]).includes(raw)) throw badRequest(`range must be one of ${RANGES.join(', ')}`);
   const range = raw as RangeName;
@@ -177,3 +178,28 @@ export async function salesAnalytics(q: Queryable, storeId: string, range: DayRa
     sourceCount,
   };
 }
+
+const count = (description: string) => Type.Object({ count: Type.Integer() }, { description });
+
+/** app-api.md Store analytics, as `salesAnalytics` writes it: amounts as numbers in major units. */
+export const SalesSchema = Type.Object({
+  grossSale: Type.Number({ description: 'sales of the orders not cancelled' }),
+  averageOrderValue: Type.Number(),
+  avgSalePerDay: Type.Number(),
+  avgOrders: Type.Number({ description: 'orders per day, 2 decimals' }),
+  conversionRate: Type.Number({ description: 'orders per 100 sessions, 2 decimals; 0 without sessions' }),
+  cancelOrdersCount: Type.Integer(),
+  canceledOrdersAmount: Type.Number(),
+  totalCustomers: Type.Integer(),
+  returningCustomers: Type.Integer({ description: 'customers with an earlier order not cancelled' }),
+  returningCustomerRate: Type.Number({ description: 'percent, 2 decimals' }),
+  taxCollected: Type.Number(),
+  viewDataByDays: Type.Integer({ description: 'the sessions of the range' }),
+  ordersData: Type.Object({
+    totalOrders: Type.Integer(),
+    ordersByDay: Type.Record(Type.String(), Type.Integer(), { description: '`{ "YYYY-MM-DD": orders }`, every day of the range' }),
+  }),
+  saleByTopRegion: Type.Record(Type.String(), Type.Number(), { description: 'the top 10 regions (shipping province, else country, else `Unknown`) by sales' }),
+  viewsByDate: Type.Record(Type.String(), count('page views'), { description: '`{ "YYYY-MM-DD": { count } }`, every day of the range' }),
+  sourceCount: Type.Record(Type.String(), count('sessions'), { description: 'sessions by the source of their first event (`direct` without one)' }),
+});

@@ -5,44 +5,43 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { envelope } from '../http/shapes.js';
-import { field } from '../content/content.schemas.js';
+import { envelopeOf } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
 import { createFulfillment, updateFulfillment } from './fulfillments.service.js';
+import { FulfillmentCreateBody, FulfillmentUpdateBody } from './fulfillments.input.js';
+import { FulfillmentSchema } from './fulfillments.view.js';
 
 const tags = ['fulfillments'];
+const fulfillmentEnvelope = envelopeOf(Type.Object({ fulfillment: FulfillmentSchema }));
 
-const updateBody = Type.Object({
-  status: field('pending, open, success, shipped, delivered, cancelled, error or failure; delivered moves the order to delivered'),
-  tracking_number: field('string'),
-  tracking_url: field('well-formed http(s) URL'),
-  tracking_company: field('string, stored verbatim'),
-});
-
-export async function fulfillmentApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function fulfillmentApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   const write = { scope: 'write_orders', shape: 'envelope' } as const;
 
   api.post('/orders/:orderId/fulfillments.json', {
-    config: write,
+    config: { ...write, bodyKey: 'fulfillment' },
     schema: {
       tags,
-      params: Type.Object({ orderId: Type.String() }),
-      summary: 'Fulfil all or part of an order: 201 envelope data.fulfillment; emits fulfillments/create (and orders/updated, orders/fulfilled when the order moves). ' +
-        'Body: status (pending default, open, success, cancelled, error, failure), tracking_number, tracking_url, tracking_company, service_id, ' +
-        'notify_customer (default true), line_items [{ id, quantity }] (empty or omitted: the whole order)',
+      params: Type.Object({ orderId: Type.String({ description: 'order id (UUID)' }) }),
+      body: FulfillmentCreateBody,
+      response: { 201: fulfillmentEnvelope },
+      summary: 'Fulfil all or part of an order: 201 envelope data.fulfillment; emits fulfillments/create (and orders/updated, orders/fulfilled when the order moves)',
     },
   }, async (request, reply) => {
-    const { orderId } = request.params as { orderId: string };
+    const { orderId } = request.params;
     const fulfillment = await createFulfillment(deps, apiCaller(request).storeId, orderId, request.body ?? {});
     return reply.code(201).send(envelope({ fulfillment }, 201));
   });
 
   api.put('/fulfillments/:id.json', {
-    config: write,
+    config: { ...write, bodyKey: 'fulfillment' },
     schema: {
-      tags, params: Type.Object({ id: Type.String() }), body: updateBody,
+      tags, params: Type.Object({ id: Type.String({ description: 'fulfillment id (UUID)' }) }), body: FulfillmentUpdateBody,
+      response: { 200: fulfillmentEnvelope },
       summary: 'Progress a shipment; emits fulfillments/update (and orders/updated, orders/fulfilled when the order moves)',
     },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     return envelope({ fulfillment: await updateFulfillment(deps, apiCaller(request).storeId, id, request.body) });
   });
 }

@@ -1,6 +1,9 @@
 // Reading a fulfillment from a request body (app-api.md Fulfillment): flat or wrapped as
 // `{ fulfillment: { ... } }`; each field's problem is a field error (C5.1).
+import { Type } from 'typebox';
 import { bodyObject, fieldError, has, optionalBoolean, unwrap, type Body } from '../content/fields.js';
+import { nullable } from '../http/schemas.js';
+import { optionalBody, textish } from '../orders/schema-parts.js';
 
 export const FULFILLMENT_STATUSES = ['pending', 'open', 'success', 'shipped', 'delivered', 'cancelled', 'error', 'failure'] as const;
 /** app-api.md: what a create accepts. */
@@ -96,3 +99,36 @@ export function readUpdate(raw: unknown): FulfillmentInput {
     trackingCompany: has(body, 'tracking_company') ? optionalString(body, 'tracking_company') : undefined,
   };
 }
+
+// ---- the bodies as schemas (issue 11 section 1): JSON types and lengths, in the readers' words ----
+// Inside `line_items` only JSON types: the reader names an entry `line_items[0].quantity`, a
+// failed schema `line_items.0.quantity`, so the entry's rules stay with the reader.
+
+const verbatim = (description: string, max: number) => Type.Optional(textish(`${description}; stored exactly as sent, at most ${max} characters; "" or null means none`, { maxLength: max }));
+
+const shared = {
+  tracking_number: verbatim('the tracking number', 255),
+  tracking_url: verbatim('a well-formed http or https URL', 2048),
+  tracking_company: verbatim('the carrier, free text (no fixed list)', 255),
+};
+
+const statusOf = (statuses: readonly string[], description: string) =>
+  Type.Optional(Type.String({ enum: [...statuses], description, 'x-error': `must be one of ${statuses.join(', ')}` }));
+
+/** app-api.md `POST /orders/{orderId}/fulfillments.json`: flat or wrapped as `{ fulfillment: { ... } }`, or no body. */
+export const FulfillmentCreateBody = optionalBody(Type.Object({
+  status: statusOf(CREATE_STATUSES, 'default pending'),
+  ...shared,
+  service_id: verbatim('the fulfillment service', 255),
+  notify_customer: Type.Optional(Type.Boolean({ description: 'default true: the customer is emailed when the order moves into shipped or partial' })),
+  line_items: Type.Optional(nullable(Type.Array(Type.Object({
+    id: Type.Optional(Type.String({ description: 'the line item UUID; required', 'x-error': { type: "can't be blank" } })),
+    quantity: Type.Optional(Type.Number({ description: 'a whole number from 1; required', 'x-error': { type: 'must be a whole number of at least 1' } })),
+  }, { 'x-error': { type: 'must be an object { id, quantity }' } }), { maxItems: 250, description: 'at most 250 `{ id, quantity }`; empty or left out: the whole order', 'x-error': { type: 'must be an array of { id, quantity }', maxItems: 'has more than 250 items' } }))),
+}), 'Flat, or wrapped as `{ fulfillment: { ... } }`; no body fulfils the whole order');
+
+/** app-api.md `PUT /fulfillments/{id}.json`: flat or wrapped as `{ fulfillment: { ... } }`. */
+export const FulfillmentUpdateBody = Type.Object({
+  status: statusOf(FULFILLMENT_STATUSES, 'delivered moves the order to delivered'),
+  ...shared,
+}, { description: 'Flat, or wrapped as `{ fulfillment: { ... } }`' });

@@ -1,7 +1,10 @@
 // What a fulfillment looks like from outside: the App API's Fulfillment (app-api.md; also the
 // fulfillments/* payload) and the shipping email its customer receives.
+import { Type } from 'typebox';
+import { nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import type { OrderRow } from '../orders/order-view.js';
 import type { FulfillmentRow } from './fulfillments.repo.js';
+import { FULFILLMENT_STATUSES } from './fulfillments.input.js';
 
 /** app-api.md Fulfillment (envelope `data.fulfillment`; also the fulfillments/* payload). */
 export function fulfillmentView(f: FulfillmentRow) {
@@ -20,6 +23,23 @@ export function fulfillmentView(f: FulfillmentRow) {
   };
 }
 export type FulfillmentView = ReturnType<typeof fulfillmentView>;
+
+/** app-api.md Fulfillment, as `fulfillmentView` writes it. */
+export const FulfillmentSchema = Type.Object({
+  fulfillmentId: Type.String({ description: 'the fulfillment UUID' }),
+  orderId: Type.String({ description: 'the order UUID' }),
+  status: StringEnum(FULFILLMENT_STATUSES),
+  serviceId: nullable(Type.String()),
+  trackingNumber: nullable(Type.String({ description: 'stored verbatim' })),
+  trackingUrl: nullable(Type.String()),
+  trackingCompany: nullable(Type.String({ description: 'stored verbatim' })),
+  lineItems: Type.Array(Type.Object({ id: Type.String({ description: 'the line item UUID' }), quantity: Type.Integer() }), {
+    description: 'as the app sent them; empty when the fulfillment covers the whole order',
+  }),
+  notifyCustomer: Type.Boolean(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
 
 /** The email of an order moving into `shipped` or `partial` (`status`), with the fulfillment's tracking. */
 export function shippingEmail(order: OrderRow, f: FulfillmentRow, status: string) {

@@ -5,7 +5,11 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
-import { field } from '../content/content.schemas.js';
+import { envelopeOf } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { MerchantOrderSchema } from './order-view.js';
+import { NewOrderBody, OrderUpdateBody, RefundOrCancelBody } from './order-input.schemas.js';
+import { optionalBody } from './schema-parts.js';
 import { adminActor, updateOrder } from './orders.service.js';
 import { createOrder } from './order-create.js';
 import { cancelOrder, refundOrder } from './refunds.js';
@@ -13,64 +17,35 @@ import { cancelOrder, refundOrder } from './refunds.js';
 const tags = ['merchant admin'];
 const params = Type.Object({ orderId: Type.String({ description: 'order id (UUID)' }) });
 
-/** Documentation only: the rules (order-input.ts) check each field. */
-const createBody = Type.Object({
-  customer: field('{ email, first_name, last_name, phone }: a new email creates the customer (customers/create)'),
-  line_items: field('[{ product_id (UUID or numeric id), variant_id? (UUID or numeric id; required for a product with variants), quantity, properties? }]; a custom item has title and price instead of product_id'),
-  shipping_address: field('{ first_name, last_name, company, address1, address2, city, province, province_code, country, country_code, zip, phone }; required'),
-  billing_address: field('same fields; default: the shipping address'),
-  shipping_line: field('{ title, code, source (app handle or null), price (decimal string) }'),
-  discount_code: field('checked as at checkout (status, start/end, minimum, total uses, uses per customer, products)'),
-  tax_rate: field('rate from 0 to 1 (0.08 = 8 %) applied to the line items after discounts'),
-  paymentMethod: field('card, upi or wallet (paid at once); cod, cash, bank_transfer or offline (pending); required'),
-  note: field('string, kept as sent'),
-  tags: field('array of strings, kept as sent'),
-  currency: field('ISO 4217; default: the store currency'),
-  storeId: field('the store, for the platform operator only'),
-});
+const orderEnvelope = envelopeOf(MerchantOrderSchema);
+const refundBody = optionalBody(RefundOrCancelBody, '`{ reason?, restock?, pos? }`, or no body');
+const cancelBody = optionalBody(Type.Object({ reason: RefundOrCancelBody.properties.reason, restock: RefundOrCancelBody.properties.restock }), '`{ reason?, restock? }`, or no body');
 
-const updateBody = Type.Object({
-  status: field('pending, confirmed, shipped, delivered, canceled, returned or exchange; a new status on a delivered or canceled order -> 400'),
-  courierName: field('string'),
-  trackingNumber: field('string'),
-  digitaldata: field('string'),
-  deliveryDate: field('ISO 8601'),
-  restock: field('boolean: with status returned or canceled, stock goes back once per line item'),
-  staffId: field('string, kept for audit'),
-  notes: field('string'),
-  products: field('replacement line items [{ productId, varientId?, quantity, price? }]; totals are recomputed'),
-  clientName: field('string (shipping address name)'),
-  email: field('string'),
-  mobileNumber: field('string'),
-  address: field('string (shipping address1)'),
-  city: field('string'),
-  state: field('string (shipping province)'),
-  country: field('string'),
-  pinCode: field('string (shipping zip)'),
-  paymentMethod: field('cod, cash, bank_transfer or offline moves a pending order to paid (orders/paid)'),
-});
-
-export async function orderAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+export async function orderAdminRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const admin = typed(instance);
   admin.post('/orders', {
-    schema: { tags, summary: 'Take an order (C7.1): 201; emits orders/create (and orders/paid when paid at once)', body: createBody },
+    schema: {
+      tags, summary: 'Take an order (C7.1): 201; emits orders/create (and orders/paid when paid at once)',
+      body: NewOrderBody, response: { 201: orderEnvelope },
+    },
   }, async (request, reply) => reply.code(201).send(envelope(await createOrder(deps, adminStoreId(request), request.body), 201)));
 
-  const update = async (request: any) => envelope(await updateOrder(deps, request.params.orderId, request.body, adminActor(request.user)));
+  const update = { params, body: OrderUpdateBody, response: { 200: orderEnvelope } };
   admin.put('/orders/update/:orderId', {
-    schema: { tags, params, body: updateBody, summary: 'Update an order (app-api.md Order status); emits orders/updated (+ orders/paid, orders/cancelled)' },
-  }, update);
+    schema: { tags, ...update, summary: 'Update an order (app-api.md Order status); emits orders/updated (+ orders/paid, orders/cancelled)' },
+  }, async (request) => envelope(await updateOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
   admin.patch('/orders/update-signle-order/:orderId', {
-    schema: { tags, params, body: updateBody, summary: 'Update one order (same body and rules as PUT /orders/update/{orderId})' },
-  }, update);
+    schema: { tags, ...update, summary: 'Update one order (same body and rules as PUT /orders/update/{orderId})' },
+  }, async (request) => envelope(await updateOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 
   admin.post('/orders/:orderId/refund', {
     schema: {
-      tags, params,
+      tags, params, body: refundBody, response: { 200: orderEnvelope },
       summary: 'Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create, orders/updated',
     },
-  }, async (request: any) => envelope(await refundOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
+  }, async (request) => envelope(await refundOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 
   admin.post('/orders/:orderId/cancel', {
-    schema: { tags, params, summary: 'Cancel `{ reason?, restock? }`: orders/updated, orders/cancelled' },
-  }, async (request: any) => envelope(await cancelOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
+    schema: { tags, params, body: cancelBody, response: { 200: orderEnvelope }, summary: 'Cancel `{ reason?, restock? }`: orders/updated, orders/cancelled' },
+  }, async (request) => envelope(await cancelOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 }

@@ -5,6 +5,9 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
+import { envelopeOf, nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { FINANCIAL_STATUSES, FULFILLMENT_STATUSES } from '../orders/order-view.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { bodyObject, fieldError, optionalText, parseInstant, requiredText } from '../content/fields.js';
 import { findOrder } from '../orders/orders.repo.js';
@@ -39,13 +42,43 @@ export function readStorefrontEvent(raw: unknown): StorefrontEventInput {
   };
 }
 
+const typeWords = `must be one of ${EVENT_TYPES.join(', ')}`;
+
+/** What `readStorefrontEvent` reads; it keeps the trimming and the date parsing. */
+const eventType = StringEnum(EVENT_TYPES, { description: 'required', 'x-error': typeWords });
+const EventBody = Type.Object({
+  type: Type.Optional(eventType),
+  sessionId: nullable(Type.String({ description: 'required, not blank; at most 200 characters once trimmed' })),
+  source: Type.Optional(nullable(Type.String({ description: 'traffic source, e.g. google; none = direct; at most 200 characters once trimmed' }))),
+  path: Type.Optional(nullable(Type.String({ description: 'page path; at most 2048 characters once trimmed' }))),
+  occurredAt: Type.Optional(nullable(Type.String({ description: 'ISO 8601 date or date-time (UTC without an offset); default now', 'x-error': 'must be an ISO 8601 date-time' }))),
+}, {
+  // `type` first, present and valid, as the reader checks it before `sessionId` (Ajv checks `allOf`
+  // before the body's own `required` and properties).
+  allOf: [Type.Unsafe({ required: ['type'], properties: { type: eventType }, 'x-error': { required: typeWords } })],
+});
+
+/** The customer-facing order status (behind `order_status_url`). */
+const OrderStatusSchema = Type.Object({
+  order: Type.Object({
+    name: Type.String(),
+    financial_status: StringEnum(FINANCIAL_STATUSES),
+    fulfillment_status: StringEnum(FULFILLMENT_STATUSES),
+    cancelled: Type.Boolean(),
+    tracking_number: nullable(Type.String()),
+    tracking_url: nullable(Type.String()),
+    created_at: Timestamp(),
+  }),
+});
+
 async function storeIdOf(deps: Deps, slug: string): Promise<string> {
   const id = await storeIdBySlug(deps.db, slug);
   if (!id) throw notFound('Store not found');
   return id;
 }
 
-export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+export async function storefrontRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   const tags = ['storefront'];
 
   app.post('/storefront/:storeURL/events', {
@@ -53,17 +86,12 @@ export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: D
       tags,
       summary: 'Record a storefront session or page view (C7.4): 202',
       params: Type.Object({ storeURL: Type.String({ description: 'the store slug' }) }),
-      body: Type.Object({
-        type: Type.Optional(Type.Unknown({ description: 'session or page_view' })),
-        sessionId: Type.Optional(Type.Unknown({ description: 'string, required' })),
-        source: Type.Optional(Type.Unknown({ description: 'traffic source, e.g. google; none = direct' })),
-        path: Type.Optional(Type.Unknown({ description: 'page path' })),
-        occurredAt: Type.Optional(Type.Unknown({ description: 'ISO 8601, default now' })),
-      }),
+      body: EventBody,
+      response: { 202: envelopeOf(Type.Object({ eventId: Type.String({ description: 'the event UUID' }) })) },
     },
   }, async (request, reply) => {
     const input = readStorefrontEvent(request.body);
-    const storeId = await storeIdOf(deps, (request.params as { storeURL: string }).storeURL);
+    const storeId = await storeIdOf(deps, request.params.storeURL);
     const now = deps.clock.now();
     const id = uuidv7(now.getTime());
     await insertStorefrontEvent(deps.db, {
@@ -77,12 +105,13 @@ export async function storefrontRoutes(app: FastifyInstance, { deps }: { deps: D
     schema: {
       tags,
       summary: "An order's status for its customer (the order's order_status_url)",
-      params: Type.Object({ storeURL: Type.String(), orderId: Type.String() }),
+      params: Type.Object({ storeURL: Type.String({ description: 'the store slug' }), orderId: Type.String({ description: 'order id (UUID)' }) }),
       querystring: Type.Object({ key: Type.Optional(Type.String({ description: 'the confirmation number' })) }),
+      response: { 200: envelopeOf(OrderStatusSchema) },
     },
   }, async (request) => {
-    const { storeURL, orderId } = request.params as { storeURL: string; orderId: string };
-    const key = (request.query as { key?: string }).key;
+    const { storeURL, orderId } = request.params;
+    const { key } = request.query;
     const storeId = await storeIdOf(deps, storeURL);
     const order = isUuid(orderId) ? await findOrder(deps.db, storeId, orderId) : null;
     // The key is a bearer secret: compared in constant time, and a wrong key looks like no order.
