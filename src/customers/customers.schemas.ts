@@ -14,6 +14,8 @@ const fields = {
   accepts_marketing: Type.Optional(Type.Boolean({ description: 'default false' })),
   note: Type.Optional(nullable(Type.String({ maxLength: 5000 }), { description: 'kept as sent, at most 5000 characters; null clears it' })),
   tags: Type.Optional(Type.Unknown({ description: 'accepted in any form and not stored (tags come back empty)' })),
+  // The entries stay `Unknown` here: the reader checks the first and names a problem by its place
+  // (`addresses[0].city`), and later entries are never read, whatever they hold.
   addresses: Type.Optional(nullable(Type.Array(Type.Unknown()), {
     description: 'only the first entry is read: an object whose address1, city, province, country, zip and phone (strings, trimmed, at most 255 characters; '
       + 'null or "" for none) are kept, its other keys ignored; later entries are ignored unread. [] or null clears the address',
