@@ -24,7 +24,9 @@ const fields = {
 };
 
 const EMAIL = 'trimmed, lowercased, at most 254 characters, a well-formed address, unique in the store (any case)';
-const email = nullable(Type.String(), { description: EMAIL });
+/** `EMAIL_RE` of customers.service.ts around the spaces the reader trims; blank is the reader's ("can't be blank"). */
+const EMAIL_PATTERN = '^\\s*([^\\s@]+@[^\\s@]+\\.[^\\s@]+)?\\s*$';
+const email = nullable(Type.String({ pattern: EMAIL_PATTERN }), { description: EMAIL, 'x-error': { pattern: 'is invalid' } });
 
 /** `POST /api/v1/customers.json`: flat, or wrapped as `{ customer: { ... } }` (config.bodyKey). */
 export const customerCreateBody = Type.Object({ email, ...fields }, { description: 'Flat, or wrapped as `{ customer: { ... } }`' });
@@ -40,7 +42,7 @@ export const customerUpdateBody = Type.Object({ email: Type.Optional(email), ...
  * `email` is required by the reader (flat or inside `customer`), not by this schema.
  */
 export const customerAdminBody = Type.Object({
-  email: Type.Optional(nullable(Type.String(), { description: `required, flat or inside \`customer\`; ${EMAIL}` })),
+  email: Type.Optional(nullable(Type.String({ pattern: EMAIL_PATTERN }), { description: `required, flat or inside \`customer\`; ${EMAIL}`, 'x-error': { pattern: 'is invalid' } })),
   ...fields,
   // Read by the reader only when it is an object (another value is ignored, as it always was).
   customer: Type.Optional(Type.Unknown({ description: 'the same fields wrapped, REST-style: used instead of the flat ones when it is an object' })),
