@@ -2,6 +2,7 @@
 // discounts). Each check throws a 400 that carries both a sentence (for the envelope error) and a
 // per-field message (for the errors body, `{ errors: { email: ["can't be blank"] } }`), so one rule
 // serves both shapes of C5.1. Generic: it could move to src/http once another area wants it.
+import { Type } from 'typebox';
 import { badRequest, type AppError } from '../http/errors.js';
 
 export type Body = Record<string, unknown>;
@@ -145,3 +146,45 @@ export function optionalInstant(body: Body, key: string, opts: { nullable?: bool
 
 /** A decimal column read back as a JSON number (PGlite and node-postgres differ on `numeric`). */
 export const toNumber = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+// ---------------------------------------------------------------------------------------------
+// The same rules as schemas, for the routes' body schemas (issue 11 section 1): a route validates
+// the types and the limits a schema can state, in the words of the readers above, and the reader
+// then does what a schema cannot (trimming, blank checks, conversions, cross-field rules). Limits
+// a reader counts after trimming stay in the reader alone: a schema would count the spaces too.
+
+/**
+ * What `optionalDecimal` / `optionalInteger` read: a JSON number, or a decimal string (checked
+ * by the reader). The number's range and decimals are stated here with the reader's words; the
+ * lower bound is always 0 here (a higher `min` stays with the reader, whose words for a negative
+ * number are "must be greater than or equal to 0" whatever the bound). The decimals stay with the
+ * reader too: Ajv's `multipleOf` misjudges large amounts (1148448427.81 is no multiple of 0.01 to it).
+ */
+export function decimalSchema<N extends boolean = false>(description: string, opts: { scale?: number; integer?: boolean; nullable?: N; max?: number } = {}) {
+  const kind = opts.integer ? 'a whole number' : 'a number';
+  const scale = opts.scale ?? 4;
+  const types = [opts.integer ? 'integer' : 'number', 'string', ...(opts.nullable ? ['null'] : [])];
+  return Type.Unsafe<number | string | (N extends true ? null : never)>({
+    type: types,
+    minimum: 0,
+    ...(opts.max !== undefined ? { maximum: opts.max } : {}),
+    description: `${description}: ${kind} from 0 (JSON number or decimal string)${opts.integer ? '' : `, at most ${scale} decimals`}`
+      + `${opts.max !== undefined ? `, at most ${opts.max}` : ''}${opts.nullable ? '; null clears it' : ''}`,
+    'x-error': { type: `must be ${kind}` },
+  });
+}
+
+/** `parseInstant`'s grammar as a pattern (the reader trims, and refuses impossible dates such as 02-30). */
+const INSTANT_PATTERN =
+  '^\\s*\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d{1,9})?)?\\s*(?:[Zz]|[+-]\\d{2}(?::?\\d{2})?)?)?\\s*$';
+
+/** What `optionalInstant` reads: an ISO 8601 date or date-time; without an offset it is UTC. */
+export function instantSchema<N extends boolean = false>(description: string, opts: { nullable?: N } = {}) {
+  const words = 'must be an ISO 8601 date-time';
+  return Type.Unsafe<string | (N extends true ? null : never)>({
+    type: opts.nullable ? ['string', 'null'] : 'string',
+    pattern: INSTANT_PATTERN,
+    description: `${description}: an ISO 8601 date (00:00 UTC) or date-time (UTC without an offset)${opts.nullable ? '; null for none' : ''}`,
+    'x-error': words,
+  });
+}

@@ -1,12 +1,19 @@
 // Menus (app-api.md Menu; `GET /api/v1/menus.json`, merchant `POST /menus`, C14.5). A menu and its
 // items are rows of one table: a menu is a row without a parent, an item points at its parent, and
 // `child` nests them in the response.
+import { Type, type TSchema } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { slugify } from '../slug.js';
 import { AppError, badRequest } from '../http/errors.js';
+import { nullable, Timestamp } from '../http/schemas.js';
 import { bodyObject, fieldError, optionalText, requiredText, type Body } from './fields.js';
+import type { MenuBody } from './content.schemas.js';
+
+/** Nesting below the menu itself (menu > item > sub-item > ...). */
+export const MAX_MENU_DEPTH = 5;
+export const MAX_MENU_ITEMS = 500;
 
 export interface MenuRow {
   id: string;
@@ -52,6 +59,33 @@ function menuView(row: MenuRow, children: Map<string | null, MenuRow[]>): MenuVi
   };
 }
 
+/**
+ * The menu or item at `depth` (0: the menu) with its items nested in `child`, written out level by
+ * level rather than as a recursive `$ref`: items nest at most MAX_MENU_DEPTH levels below the
+ * menu, and a plain nested schema is what the compiled serialiser and the reference handle best.
+ */
+function menuSchema(depth: number): TSchema {
+  const child = depth < MAX_MENU_DEPTH
+    ? Type.Array(menuSchema(depth + 1), { description: 'the items below, in order' })
+    : Type.Array(Type.Unknown(), { description: `always empty: items nest at most ${MAX_MENU_DEPTH} levels deep` });
+  return Type.Object({
+    menuId: Type.String({ description: depth ? 'the item id (UUID)' : 'the menu id (UUID)' }),
+    name: Type.String(),
+    handle: Type.String(),
+    menuType: nullable(Type.String()),
+    menuItemType: nullable(Type.String()),
+    url: nullable(Type.String()),
+    child,
+    parentId: nullable(Type.String(), { description: depth ? 'the menu or item above' : 'null for a menu' }),
+    order: Type.Integer({ description: 'the position among its siblings' }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  });
+}
+
+/** The menu (app-api.md Menu; C14.5), as `menuView` writes it, items nested. */
+export const MenuSchema = Type.Unsafe<MenuView>(menuSchema(0));
+
 /** Rows (already in display order) as trees: the menus without a parent, items nested in `child`. */
 export function menuTrees(rows: MenuRow[]): MenuView[] {
   const children = new Map<string | null, MenuRow[]>();
@@ -80,10 +114,6 @@ interface MenuNode {
   url: string | null;
   child: MenuNode[];
 }
-
-/** Nesting below the menu itself (menu > item > sub-item > ...). */
-export const MAX_MENU_DEPTH = 5;
-export const MAX_MENU_ITEMS = 500;
 
 /** A field error of a nested item, renamed to its path (`child[0].name can't be blank`). */
 function within(path: string, err: unknown): unknown {
@@ -120,7 +150,7 @@ function readNode(body: Body, path: string, depth: number, count: { n: number })
 }
 
 /** C14.5: `{ name, handle, menuType, child: [{ name, menuItemType, url, child }] }`. */
-export function readMenuInput(raw: unknown): MenuNode {
+export function readMenuInput(raw: MenuBody): MenuNode {
   return readNode(bodyObject(raw), '', 0, { n: 0 });
 }
 
@@ -135,7 +165,7 @@ async function insertTree(tx: Queryable, storeId: string, node: MenuNode, parent
   for (const [i, c] of node.child.entries()) await insertTree(tx, storeId, c, rows[0].id, i, now, out);
 }
 
-export async function createMenu(deps: Deps, storeId: string, body: unknown): Promise<MenuView> {
+export async function createMenu(deps: Deps, storeId: string, body: MenuBody): Promise<MenuView> {
   const input = readMenuInput(body);
   const now = deps.clock.now();
   const rows: MenuRow[] = [];

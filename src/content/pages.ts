@@ -1,8 +1,11 @@
 // Pages (app-api.md Page; `POST /api/v1/pages.json` and the merchant `POST /pages`, C7.1).
+import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
+import { nullable, Timestamp } from '../http/schemas.js';
 import { bodyObject, optionalBoolean, optionalText, requiredText, type Body } from './fields.js';
+import type { PageBody } from './content.schemas.js';
 
 export interface PageRow {
   id: string;
@@ -41,6 +44,24 @@ export function pageView(p: PageRow) {
 }
 export type PageView = ReturnType<typeof pageView>;
 
+/** The page (app-api.md Page), as `pageView` writes it. */
+export const PageSchema = Type.Object({
+  pageId: Type.String({ description: 'the page id (UUID)' }),
+  id: Type.String({ description: 'the same id again' }),
+  title: Type.String(),
+  handle: nullable(Type.String(), { description: 'null when none was sent' }),
+  templateSuffix: nullable(Type.String()),
+  link: nullable(Type.String()),
+  content: Type.String({ description: 'HTML' }),
+  seoTitle: nullable(Type.String()),
+  seoDesc: nullable(Type.String()),
+  seoImage: nullable(Type.String()),
+  showtitle: Type.Boolean(),
+  storeId: Type.String(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
 interface PageInput {
   title: string;
   handle: string | null;
@@ -59,7 +80,7 @@ const CONTENT_MAX = 512 * 1024;
  * The create fields of app-api.md's pages row. `title` must be a non-blank string (400). `handle`
  * is stored as sent (trimmed) and stays null when omitted or empty: no slug is made from the title.
  */
-export function readPageInput(raw: unknown): PageInput {
+export function readPageInput(raw: PageBody): PageInput {
   const body: Body = bodyObject(raw);
   const handle = optionalText(body, 'handle');
   return {
@@ -85,7 +106,7 @@ export async function insertPage(q: Queryable, storeId: string, input: PageInput
   return rows[0];
 }
 
-export async function createPage(deps: Deps, storeId: string, body: unknown): Promise<PageView> {
+export async function createPage(deps: Deps, storeId: string, body: PageBody): Promise<PageView> {
   const input = readPageInput(body);
   return pageView(await insertPage(deps.db, storeId, input, deps.clock.now()));
 }

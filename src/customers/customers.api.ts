@@ -6,30 +6,37 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { linkHeader, parsePage } from '../http/paging.js';
-import { customerBodySchema } from './customers.schemas.js';
-import { createCustomer, deleteCustomer, getCustomer, listCustomerPage, updateCustomer } from './customers.service.js';
+import { EmptyBody, PagingQuery } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { customerCreateBody, customerUpdateBody } from './customers.schemas.js';
+import { createCustomer, CustomerSchema, deleteCustomer, getCustomer, listCustomerPage, updateCustomer } from './customers.service.js';
 
 const tags = ['customers'];
-const params = Type.Object({ id: Type.String({ description: 'customer id (UUID)' }) });
+const params = Type.Object({ id: Type.String({ description: 'customer id (UUID); another value is not found' }) });
+const customerBody = Type.Object({ customer: CustomerSchema });
 
-export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function customerApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   const read = { scope: 'read_customers', shape: 'errors' } as const;
   const write = { scope: 'write_customers', shape: 'errors' } as const;
-  const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
   api.post('/customers.json', {
-    config: write,
-    schema: { tags, summary: 'Create a customer: 201 { customer }; emits customers/create', body: customerBodySchema },
+    config: { ...write, bodyKey: 'customer' },
+    schema: {
+      tags, summary: 'Create a customer: 201 { customer }; emits customers/create', body: customerCreateBody,
+      response: { 201: customerBody },
+    },
   }, async (request, reply) => reply.code(201).send({ customer: await createCustomer(deps, apiCaller(request).storeId, request.body) }));
 
   api.get('/customers.json', {
     config: read,
     schema: {
       tags, summary: 'Customers, newest first; paging in the Link header (C5.4)',
-      querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }),
+      querystring: PagingQuery,
+      response: { 200: Type.Object({ customers: Type.Array(CustomerSchema) }) },
     },
   }, async (request, reply) => {
-    const page = parsePage(request.query as Record<string, unknown>);
+    const page = parsePage(request.query);
     const { customers, hasNext } = await listCustomerPage(deps, apiCaller(request).storeId, page);
     const link = linkHeader(deps.config.baseUrl, '/api/v1/customers.json', {}, page, hasNext);
     if (link) reply.header('Link', link);
@@ -38,19 +45,25 @@ export async function customerApiRoutes(api: FastifyInstance, { deps }: { deps: 
 
   api.get('/customers/:id.json', {
     config: read,
-    schema: { tags, params, summary: 'One customer' },
-  }, async (request) => ({ customer: await getCustomer(deps, apiCaller(request).storeId, idOf(request)) }));
+    schema: { tags, params, summary: 'One customer', response: { 200: customerBody } },
+  }, async (request) => ({ customer: await getCustomer(deps, apiCaller(request).storeId, request.params.id) }));
 
   api.put('/customers/:id.json', {
-    config: write,
-    schema: { tags, params, summary: 'Update the fields sent; emits customers/update', body: customerBodySchema },
-  }, async (request) => ({ customer: await updateCustomer(deps, apiCaller(request).storeId, idOf(request), request.body) }));
+    config: { ...write, bodyKey: 'customer' },
+    schema: {
+      tags, params, summary: 'Update the fields sent; emits customers/update', body: customerUpdateBody,
+      response: { 200: customerBody },
+    },
+  }, async (request) => ({ customer: await updateCustomer(deps, apiCaller(request).storeId, request.params.id, request.body) }));
 
   api.delete('/customers/:id.json', {
     config: write,
-    schema: { tags, params, summary: 'Delete a customer (orders are kept, unlinked): 200 {}; emits customers/delete' },
+    schema: {
+      tags, params, summary: 'Delete a customer (orders are kept, unlinked): 200 {}; emits customers/delete',
+      response: { 200: EmptyBody },
+    },
   }, async (request) => {
-    await deleteCustomer(deps, apiCaller(request).storeId, idOf(request));
+    await deleteCustomer(deps, apiCaller(request).storeId, request.params.id);
     return {};
   });
 }

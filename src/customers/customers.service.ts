@@ -2,14 +2,17 @@
 // combined name, one phone, the marketing flag, a note and one flat address. Every change writes
 // its event (customers/create, customers/update, customers/delete) in its own transaction (C8.1),
 // with the customer in its REST shape as the payload (C8.8).
+import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, badRequest, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
+import { Money, nullable, Timestamp } from '../http/schemas.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Page } from '../http/paging.js';
+import type { CustomerAdminBody, CustomerCreateBody, CustomerUpdateBody } from './customers.schemas.js';
 import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
 import {
   deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, updateCustomerRow,
@@ -64,6 +67,38 @@ export function customerView(c: CustomerRow) {
   };
 }
 export type CustomerView = ReturnType<typeof customerView>;
+
+const addressText = (description: string) => nullable(Type.String(), { description });
+
+/** The one stored address, as `addressView` writes it: every key present, null when unknown. */
+const CustomerAddressSchema = Type.Object({
+  address1: addressText('street address'),
+  city: addressText('city'),
+  province: addressText('state, province or region'),
+  country: addressText('country, as sent'),
+  zip: addressText('postal code'),
+  phone: addressText('phone number'),
+});
+
+/** The REST customer (app-api.md Customer; C6.3), as `customerView` writes it. */
+export const CustomerSchema = Type.Object({
+  id: Type.String({ description: 'customer id (UUID)' }),
+  email: Type.String({ description: 'lowercased' }),
+  first_name: nullable(Type.String(), { description: 'the first word of the stored name' }),
+  last_name: nullable(Type.String(), { description: 'the rest of the stored name' }),
+  name: Type.String({ description: 'the one stored name: first and last joined; "" when neither was given' }),
+  phone: nullable(Type.String()),
+  accepts_marketing: Type.Boolean(),
+  orders_count: Type.Integer({ description: 'every order of the customer' }),
+  total_spent: Money('order totals less refunds, cancelled orders left out'),
+  tags: Type.Array(Type.String(), { description: 'always empty: tags are not stored' }),
+  addresses: Type.Array(CustomerAddressSchema, { description: 'the one stored address, or none' }),
+  default_address: nullable(CustomerAddressSchema),
+  tax_exempt: Type.Boolean({ description: 'always false' }),
+  note: nullable(Type.String()),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+});
 
 /** The fields a request sent, checked; absent ones stay undefined. `tags` are accepted and dropped. */
 interface CustomerPatch {
@@ -154,7 +189,7 @@ export async function createCustomerInTx(tx: Queryable, storeId: string, patch: 
   return view;
 }
 
-export async function createCustomer(deps: Deps, storeId: string, body: unknown): Promise<CustomerView> {
+export async function createCustomer(deps: Deps, storeId: string, body: CustomerCreateBody | CustomerAdminBody): Promise<CustomerView> {
   const patch = readCustomerPatch(body, true);
   return uniqueEmail(() => deps.db.transaction((tx) => createCustomerInTx(tx, storeId, patch, deps.clock.now())));
 }
@@ -174,7 +209,7 @@ export async function listCustomerPage(deps: Deps, storeId: string, page: Page) 
   return { customers: rows.map(customerView), hasNext };
 }
 
-export async function updateCustomer(deps: Deps, storeId: string, id: string, body: unknown): Promise<CustomerView> {
+export async function updateCustomer(deps: Deps, storeId: string, id: string, body: CustomerUpdateBody): Promise<CustomerView> {
   const patch = readCustomerPatch(body, false);
   return uniqueEmail(() => deps.db.transaction(async (tx) => {
     const current = await existing(tx, storeId, id, true);

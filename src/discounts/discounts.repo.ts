@@ -1,12 +1,17 @@
 // Discounts' SQL, with the list filters of C14.4 computed against a given instant (the service clock).
 import type { Queryable } from '../db/db.js';
 
+export const DISCOUNT_TYPES = ['Percentage', 'Flat', 'FreeShipping', 'BuyXGetY', 'Freebie'] as const;
+export const DISCOUNT_STATUSES = ['Active', 'Inactive'] as const;
+export type DiscountType = (typeof DISCOUNT_TYPES)[number];
+export type DiscountStatus = (typeof DISCOUNT_STATUSES)[number];
+
 export interface DiscountRow {
   id: string;
   store_id: string;
   code: string;
-  type: string;
-  status: string;
+  type: DiscountType;
+  status: DiscountStatus;
   discount_percentage: string | number | null;
   discount_amount: string | number | null;
   min_order_total: string | number;

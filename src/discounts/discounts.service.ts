@@ -1,21 +1,22 @@
 // Discounts (app-api.md Discount; `GET /api/v1/discounts.json`; merchant `POST /discounts` and
 // `PUT /discounts/{id}`, C14.4). The list's status filter is computed on the service clock.
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { Page } from '../http/paging.js';
+import { nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import {
-  bodyObject, fieldError, has, optionalDecimal, optionalInstant, optionalInteger, requiredText, toNumber, type Body,
+  bodyObject, decimalSchema, fieldError, has, instantSchema, optionalDecimal, optionalInstant, optionalInteger, requiredText, toNumber, type Body,
 } from '../content/fields.js';
 import {
-  findDiscount, insertDiscount, listDiscounts, storeProductIds, updateDiscountRow, STATUS_FILTERS,
+  DISCOUNT_STATUSES, DISCOUNT_TYPES, findDiscount, insertDiscount, listDiscounts, storeProductIds, updateDiscountRow, STATUS_FILTERS,
   type DiscountFields, type DiscountRow, type StatusFilter,
 } from './discounts.repo.js';
 
-export const DISCOUNT_TYPES = ['Percentage', 'Flat', 'FreeShipping', 'BuyXGetY', 'Freebie'] as const;
-export const DISCOUNT_STATUSES = ['Active', 'Inactive'] as const;
+export { DISCOUNT_STATUSES, DISCOUNT_TYPES };
 export const MAX_APPLY_ON_PRODUCTS = 1000;
 
 export function discountView(d: DiscountRow) {
@@ -39,6 +40,81 @@ export function discountView(d: DiscountRow) {
 }
 export type DiscountView = ReturnType<typeof discountView>;
 
+/** The discount (app-api.md Discount; C14.4), as `discountView` writes it. */
+export const DiscountSchema = Type.Object({
+  couponId: Type.String({ description: 'the discount id (UUID)' }),
+  code: Type.String(),
+  type: StringEnum(DISCOUNT_TYPES),
+  status: StringEnum(DISCOUNT_STATUSES),
+  discountPercentage: nullable(Type.Number(), { description: 'set for a Percentage discount only' }),
+  discountAmount: nullable(Type.Number(), { description: 'set for a Flat discount only' }),
+  minOrderTotal: Type.Number(),
+  totalCoupons: Type.Integer({ description: '0 means unlimited' }),
+  usedCount: Type.Integer(),
+  usesPerCustomer: nullable(Type.Integer(), { description: 'null means unlimited' }),
+  applyOnProducts: Type.Array(Type.String(), { description: 'product UUIDs; empty means every product' }),
+  startDate: Timestamp(),
+  endDate: nullable(Timestamp(), { description: 'null: no end' }),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
+/** The list's filters (`GET /api/v1/discounts.json`); checked by `listDiscountPage`. */
+export const discountListFilters = {
+  status: Type.Optional(Type.String({ description: 'active, expired, scheduled or disabled, computed on the service clock (another value -> 400; empty: no filter)' })),
+  code: Type.Optional(Type.String({ description: 'part of the code, any case' })),
+};
+
+/** The list's `data` (app-api.md): flat counters beside the page; the envelope's `count` and `pagination` stay null. */
+export const DiscountListSchema = Type.Object({
+  discounts: Type.Array(DiscountSchema),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+});
+
+const oneOfWords = (allowed: readonly string[]) => `must be one of ${allowed.join(', ')}`;
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/**
+ * The discount's own fields (C14.4), as a merchant sends them; `readDiscountFields` does the rest
+ * (trimming, the value field the type needs, the end after the start, the products' store).
+ * `type` is required on create by the reader, not here: its words for a missing type are the
+ * enum's ("must be one of ..."), not "can't be blank".
+ */
+function discountFields(creating: boolean) {
+  const code = nullable(Type.String({ pattern: '^\\s*\\S*\\s*$' }), {
+    description: `trimmed, at most 100 characters, no spaces, unique in the store (any case)${creating ? '' : '; null or blank is refused'}`,
+    'x-error': { pattern: 'must not contain spaces' },
+  });
+  return {
+    code: creating ? code : Type.Optional(code),
+    type: Type.Optional(StringEnum(DISCOUNT_TYPES, { description: creating ? 'required' : 'a new type needs its value field', 'x-error': oneOfWords(DISCOUNT_TYPES) })),
+    status: Type.Optional(StringEnum(DISCOUNT_STATUSES, { description: 'default Active', 'x-error': oneOfWords(DISCOUNT_STATUSES) })),
+    discountPercentage: Type.Optional(decimalSchema('required for Percentage, more than 0 (ignored for other types)', { scale: 2, nullable: true, max: 100 })),
+    discountAmount: Type.Optional(decimalSchema('required for Flat, more than 0 (ignored for other types)', { scale: 2, nullable: true, max: 1e10 })),
+    minOrderTotal: Type.Optional(decimalSchema('default 0', { scale: 2, max: 1e10 })),
+    totalCoupons: Type.Optional(decimalSchema('0 (default) means unlimited', { integer: true, max: 2_147_483_647 })),
+    usesPerCustomer: Type.Optional(decimalSchema('at least 1; null (default) means unlimited', { integer: true, nullable: true, max: 2_147_483_647 })),
+    applyOnProducts: Type.Optional(nullable(Type.Array(Type.String({ pattern: UUID_PATTERN })), {
+      description: `product UUIDs of the store, at most ${MAX_APPLY_ON_PRODUCTS}; [] or null: every product`,
+      'x-error': 'must be an array of product UUIDs',
+    })),
+    startDate: Type.Optional(instantSchema('default now')),
+    endDate: Type.Optional(instantSchema('after startDate', { nullable: true })),
+  };
+}
+
+/** Merchant `POST /discounts`. */
+export const discountCreateBody = Type.Object({
+  ...discountFields(true),
+  storeId: Type.Optional(Type.String({ description: 'the store, for the platform operator only' })),
+});
+/** Merchant `PUT /discounts/{id}`: the fields sent change, the merged record is checked whole. */
+export const discountUpdateBody = Type.Object(discountFields(false));
+export type DiscountCreateBody = Static<typeof discountCreateBody>;
+export type DiscountUpdateBody = Static<typeof discountUpdateBody>;
+
 /**
  * Whether a discount is `active` at `now`: the list filter's rule (discounts.repo.ts) for one record,
  * for checkout-style checks (C7.1 `POST /orders` with a `discount_code`), so both agree at the
@@ -49,14 +125,16 @@ export function isActiveAt(d: Pick<DiscountRow, 'status' | 'start_date' | 'end_d
   return d.status === 'Active' && d.start_date.getTime() <= t && (d.end_date === null || d.end_date.getTime() >= t);
 }
 
-export async function listDiscountPage(deps: Deps, storeId: string, query: Record<string, unknown>, page: Page) {
+const isStatusFilter = (value: string): value is StatusFilter => (STATUS_FILTERS as readonly string[]).includes(value);
+
+export async function listDiscountPage(deps: Deps, storeId: string, query: { status?: string; code?: string }, page: Page) {
   const status = query.status === undefined || query.status === '' ? undefined : query.status;
-  if (status !== undefined && !(STATUS_FILTERS as readonly unknown[]).includes(status)) {
+  if (status !== undefined && !isStatusFilter(status)) {
     throw badRequest('status must be active, expired, scheduled or disabled');
   }
-  const code = typeof query.code === 'string' && query.code !== '' ? query.code : undefined;
+  const code = query.code !== undefined && query.code !== '' ? query.code : undefined;
   const { rows, total } = await listDiscounts(deps.db, storeId, {
-    status: status as StatusFilter | undefined, code, now: deps.clock.now(), limit: page.limit, offset: page.offset,
+    status, code, now: deps.clock.now(), limit: page.limit, offset: page.offset,
   });
   return { discounts: rows.map(discountView), total, page: page.page, limit: page.limit };
 }
@@ -75,10 +153,10 @@ const fieldsOf = (d: DiscountRow): DiscountFields => ({
   endDate: d.end_date,
 });
 
-function oneOf(body: Body, key: string, allowed: readonly string[]): string {
+function oneOf<V extends string>(body: Body, key: string, allowed: readonly V[]): V {
   const value = body[key];
-  if (typeof value !== 'string' || !allowed.includes(value)) throw fieldError(key, `must be one of ${allowed.join(', ')}`);
-  return value;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) throw fieldError(key, oneOfWords(allowed));
+  return value as V;
 }
 
 function readProductIds(value: unknown): string[] {
@@ -151,7 +229,7 @@ async function uniqueCode<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function createDiscount(deps: Deps, storeId: string, body: unknown): Promise<DiscountView> {
+export async function createDiscount(deps: Deps, storeId: string, body: DiscountCreateBody): Promise<DiscountView> {
   const now = deps.clock.now();
   const f = readDiscountFields(body, null, now);
   await checkProducts(deps.db, storeId, f.applyOnProducts);
@@ -159,8 +237,7 @@ export async function createDiscount(deps: Deps, storeId: string, body: unknown)
 }
 
 /** `assertAccess` decides whether the caller may change a discount of that store (C7.1: 403). */
-export async function updateDiscount(deps: Deps, id: string, body: unknown, assertAccess: (storeId: string) => void): Promise<DiscountView> {
-  const sent = bodyObject(body);
+export async function updateDiscount(deps: Deps, id: string, sent: DiscountUpdateBody, assertAccess: (storeId: string) => void): Promise<DiscountView> {
   if (!isUuid(id)) throw notFound('Discount not found');
   // Read, merge and write under the row lock: two partial updates never lose each other's fields.
   return uniqueCode(() => deps.db.transaction(async (tx) => {

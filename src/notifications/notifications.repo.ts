@@ -1,6 +1,8 @@
 // Merchant notifications (C9.5): short messages for the store's staff, written in the transaction
 // of the change that causes them, read newest first through `GET /notifications`.
+import { Type } from 'typebox';
 import type { Queryable } from '../db/db.js';
+import { Timestamp } from '../http/schemas.js';
 import { uuidv7 } from '../ids.js';
 
 export interface NewNotification {
@@ -32,6 +34,17 @@ export interface NotificationView {
   data: Record<string, unknown>;
   createdAt: string;
 }
+
+/** The notification (C9.5), as `notificationView` writes it. */
+export const NotificationSchema = Type.Object({
+  notificationId: Type.String({ description: 'the notification id (UUID)' }),
+  storeId: Type.String(),
+  type: Type.String({ description: 'what happened, e.g. gdpr_app_failed' }),
+  title: Type.String(),
+  message: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'ids and facts that link the notification to its subject; keys depend on the type' }),
+  createdAt: Timestamp(),
+});
 
 export function notificationView(row: NotificationRow): NotificationView {
   return {

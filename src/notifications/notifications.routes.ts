@@ -6,26 +6,27 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { parsePage } from '../http/paging.js';
-import { envelopeList } from '../http/shapes.js';
-import { listNotifications } from './notifications.repo.js';
+import { envelopeListOf, pagedQuery } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { successList } from '../content/typed-envelope.js';
+import { listNotifications, NotificationSchema } from './notifications.repo.js';
 
-export async function notificationRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+export async function notificationRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const admin = typed(instance);
   admin.get('/notifications', {
     schema: {
       tags: ['merchant admin'],
       summary: "The store's notifications, newest first (C9.5); `type` filters (e.g. gdpr_app_failed)",
-      querystring: Type.Object({
-        page: Type.Optional(Type.String()),
-        limit: Type.Optional(Type.String()),
-        type: Type.Optional(Type.String()),
-        storeId: Type.Optional(Type.String()),
+      querystring: pagedQuery({
+        type: Type.Optional(Type.String({ description: 'exactly this type (trimmed; blank: every type)' })),
+        storeId: Type.Optional(Type.String({ description: 'the store, for the platform operator only' })),
       }),
+      response: { 200: envelopeListOf(Type.Object({ notifications: Type.Array(NotificationSchema) })) },
     },
   }, async (request) => {
-    const query = request.query as Record<string, string | undefined>;
-    const page = parsePage(query);
-    const type = query.type?.trim() || undefined;
+    const page = parsePage(request.query);
+    const type = request.query.type?.trim() || undefined;
     const { notifications, total } = await listNotifications(deps.db, adminStoreId(request), { type, limit: page.limit, offset: page.offset });
-    return envelopeList({ notifications }, page, notifications.length, total);
+    return successList({ notifications }, page, notifications.length, total);
   });
 }

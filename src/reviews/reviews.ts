@@ -2,14 +2,51 @@
 // store and app (a second replaces the first); the app's `rating` is the mean and `reviewCount`
 // the number of reviews, recomputed in the same transaction under a lock on the app row.
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
+import { envelopeOf, nullable, Timestamp } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
 import { isUuid, uuidv7 } from '../ids.js';
 
 const MAX_BODY = 5000;
+
+const RATING_WORDS = 'must be a whole number from 1 to 5';
+
+/**
+ * The review as a merchant sends it. `rating` may come as a numeric string too ("4"), which
+ * `submitReview` reads; a missing rating gets the same words as a wrong one.
+ */
+const reviewBody = Type.Object({
+  rating: Type.Unsafe<number | string>({
+    type: ['integer', 'string'], minimum: 1, maximum: 5,
+    description: 'a whole number from 1 to 5 (a numeric string is read as its number)', 'x-error': RATING_WORDS,
+  }),
+  body: Type.Optional(nullable(Type.String({ maxLength: MAX_BODY }), {
+    description: `the review text, at most ${MAX_BODY} characters`, 'x-error': { maxLength: `must be at most ${MAX_BODY} characters` },
+  })),
+}, { 'x-error': { required: RATING_WORDS } });
+type ReviewBody = Static<typeof reviewBody>;
+
+/** What `submitReview` answers: the review, and the app's new mean rating and count. */
+const ReviewResultSchema = Type.Object({
+  review: Type.Object({
+    reviewId: Type.String(),
+    appId: Type.String(),
+    storeId: Type.String(),
+    rating: Type.Integer({ minimum: 1, maximum: 5 }),
+    body: nullable(Type.String()),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  }),
+  app: Type.Object({
+    appId: Type.String(),
+    rating: Type.Number({ description: 'the mean of its reviews, two decimals; 0 without reviews' }),
+    reviewCount: Type.Integer(),
+  }),
+});
 
 interface ReviewRow {
   id: string;
@@ -21,11 +58,11 @@ interface ReviewRow {
   updated_at: Date;
 }
 
-export async function submitReview(deps: Deps, storeId: string, authorId: string, appId: string, body: Record<string, unknown>) {
+export async function submitReview(deps: Deps, storeId: string, authorId: string, appId: string, body: ReviewBody) {
   const rating = typeof body.rating === 'string' && body.rating.trim() !== '' ? Number(body.rating) : body.rating;
   if (typeof rating !== 'number' || !Number.isInteger(rating) || rating < 1 || rating > 5) throw badRequest('rating must be a whole number from 1 to 5');
-  if (body.body !== undefined && body.body !== null && typeof body.body !== 'string') throw badRequest('body must be a string');
-  const text = typeof body.body === 'string' ? body.body : null;
+  const text = body.body ?? null;
+  // Counted in UTF-16 units, as always: the schema's maxLength counts characters, a looser bound.
   if (text !== null && text.length > MAX_BODY) throw badRequest(`body must be at most ${MAX_BODY} characters`);
   if (!isUuid(appId)) throw notFound('App not found');
   const now = deps.clock.now();
@@ -66,14 +103,17 @@ export async function submitReview(deps: Deps, storeId: string, authorId: string
 }
 
 /** Registered in the merchant admin surface (merchant JWT). */
-export async function reviewRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+export async function reviewRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const admin = typed(instance);
+  const result = envelopeOf(ReviewResultSchema);
   admin.post('/apps/:appId/reviews', {
     schema: {
-      tags: ['reviews'], summary: 'Review an app installed on the store (C10.8)',
-      params: Type.Object({ appId: Type.String() }), body: Type.Object({}, { additionalProperties: true }),
+      tags: ['reviews'], summary: 'Review an app installed on the store (C10.8): 201 for the first review of the store, 200 when it replaces it',
+      params: Type.Object({ appId: Type.String({ description: 'the app id (UUID); another value is not found' }) }), body: reviewBody,
+      response: { 200: result, 201: result },
     },
   }, async (request, reply) => {
-    const { created, ...data } = await submitReview(deps, adminStoreId(request), request.user!.id, (request.params as any).appId, (request.body ?? {}) as any);
+    const { created, ...data } = await submitReview(deps, adminStoreId(request), request.user!.id, request.params.appId, request.body);
     const status = created ? 201 : 200;
     return reply.code(status).send(envelope(data, status));
   });

@@ -6,32 +6,24 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { parsePage } from '../http/paging.js';
-import { envelope, envelopeList } from '../http/shapes.js';
-import { field } from '../content/content.schemas.js';
-import { createZone, deleteZone, getZone, listZones, updateZone } from './zones.js';
+import { envelope } from '../http/shapes.js';
+import { successList } from '../content/typed-envelope.js';
+import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
+import { createZone, deleteZone, getZone, listZones, updateZone, zoneBodySchema, ZoneSchema } from './zones.js';
 
 const tags = ['shipping'];
-const params = Type.Object({ id: Type.String({ description: 'shippingZoneId' }) });
-const zoneBody = Type.Object({
-  name: field('string, required on create (alias shippingName)'),
-  countries: field('array of ISO 3166-1 alpha-2 codes (alias zone)'),
-  description: field('string'),
-  price: field('number: the flat price'),
-  type: field('Simple (default), Weight or Price'),
-  digitalProd: field('boolean, default true'),
-  minWeight: field('number or null'),
-  maxWeight: field('number or null'),
-  minPrice: field('number or null'),
-  maxPrice: field('number or null'),
-});
+const params = Type.Object({ id: Type.String({ description: 'shippingZoneId (UUID); another value is not found' }) });
+const zoneEnvelope = envelopeOf(Type.Object({ shipping_zone: ZoneSchema }));
 
-export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+export async function shippingApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   const read = { scope: 'read_shipping', shape: 'envelope' } as const;
   const write = { scope: 'write_shipping', shape: 'envelope' } as const;
 
   api.post('/shipping_zones.json', {
     config: write,
-    schema: { tags, summary: 'Create a shipping zone: 201 envelope data.shipping_zone', body: zoneBody },
+    schema: { tags, summary: 'Create a shipping zone: 201 envelope data.shipping_zone', body: zoneBodySchema(true), response: { 201: zoneEnvelope } },
   }, async (request, reply) => {
     const zone = await createZone(deps, apiCaller(request).storeId, request.body);
     return reply.code(201).send(envelope({ shipping_zone: zone }, 201));
@@ -41,32 +33,33 @@ export async function shippingApiRoutes(api: FastifyInstance, { deps }: { deps: 
     config: read,
     schema: {
       tags, summary: 'Shipping zones, newest first: envelope data.shipping_zones with pagination (C6.10, C14.8)',
-      querystring: Type.Object({ page: Type.Optional(Type.String()), limit: Type.Optional(Type.String()) }),
+      querystring: PagingQuery,
+      response: { 200: envelopeListOf(Type.Object({ shipping_zones: Type.Array(ZoneSchema) })) },
     },
   }, async (request) => {
-    const page = parsePage(request.query as Record<string, unknown>);
+    const page = parsePage(request.query);
     const { zones, total } = await listZones(deps, apiCaller(request).storeId, page);
-    return envelopeList({ shipping_zones: zones }, page, zones.length, total);
+    return successList({ shipping_zones: zones }, page, zones.length, total);
   });
 
   api.get('/shipping_zones/:id.json', {
     config: read,
-    schema: { tags, params, summary: 'One shipping zone (C6.10)' },
-  }, async (request) => envelope({ shipping_zone: await getZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id) }));
+    schema: { tags, params, summary: 'One shipping zone (C6.10)', response: { 200: zoneEnvelope } },
+  }, async (request) => envelope({ shipping_zone: await getZone(deps, apiCaller(request).storeId, request.params.id) }));
 
   api.put('/shipping_zones/:id.json', {
     config: write,
-    schema: { tags, params, summary: 'Update a shipping zone: the fields sent (C6.10)', body: zoneBody },
+    schema: { tags, params, summary: 'Update a shipping zone: the fields sent (C6.10)', body: zoneBodySchema(false), response: { 200: zoneEnvelope } },
   }, async (request) => {
-    const zone = await updateZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id, request.body);
+    const zone = await updateZone(deps, apiCaller(request).storeId, request.params.id, request.body);
     return envelope({ shipping_zone: zone });
   });
 
   api.delete('/shipping_zones/:id.json', {
     config: write,
-    schema: { tags, params, summary: 'Delete a shipping zone: 200 envelope, data null (C6.10)' },
+    schema: { tags, params, summary: 'Delete a shipping zone: 200 envelope, data null (C6.10)', response: { 200: envelopeOf(Type.Null()) } },
   }, async (request) => {
-    await deleteZone(deps, apiCaller(request).storeId, (request.params as { id: string }).id);
+    await deleteZone(deps, apiCaller(request).storeId, request.params.id);
     return envelope(null);
   });
 }

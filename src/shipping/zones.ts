@@ -1,17 +1,20 @@
 // Shipping zones (app-api.md Shipping zone; POST, and C6.10's list, get, update and delete). A zone
 // has one flat price, kept in minor units, plus optional weight or subtotal bounds.
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { formatMinor, parseMoney } from '../money.js';
 import type { Page } from '../http/paging.js';
+import { Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import {
-  bodyObject, fieldError, has, optionalBoolean, optionalDecimal, optionalText, requiredText, toNumber, type Body,
+  bodyObject, decimalSchema, fieldError, has, optionalBoolean, optionalDecimal, optionalText, requiredText, toNumber, type Body,
 } from '../content/fields.js';
 import { alpha2 } from './countries.js';
 
 export const ZONE_TYPES = ['Simple', 'Weight', 'Price'] as const;
+export type ZoneType = (typeof ZONE_TYPES)[number];
 export const MAX_COUNTRIES = 250;
 
 export interface ZoneRow {
@@ -38,7 +41,7 @@ export function zoneView(z: ZoneRow) {
     zone: z.countries,
     description: z.description,
     price: formatMinor(z.price_minor)!,
-    type: z.type,
+    type: z.type as ZoneType, // the column's CHECK holds it to ZONE_TYPES
     digitalProd: z.digital_prod,
     minWeight: toNumber(z.min_weight),
     maxWeight: toNumber(z.max_weight),
@@ -50,6 +53,24 @@ export function zoneView(z: ZoneRow) {
   };
 }
 export type ZoneView = ReturnType<typeof zoneView>;
+
+/** The shipping zone (app-api.md Shipping zone), as `zoneView` writes it. */
+export const ZoneSchema = Type.Object({
+  shippingZoneId: Type.String({ description: 'the zone id (UUID)' }),
+  shippingName: Type.String(),
+  zone: Type.Array(Type.String(), { description: 'ISO 3166-1 alpha-2 country codes, upper case' }),
+  description: Type.String(),
+  price: Money('the flat price'),
+  type: StringEnum(ZONE_TYPES),
+  digitalProd: Type.Boolean(),
+  minWeight: nullable(Type.Number()),
+  maxWeight: nullable(Type.Number()),
+  minPrice: nullable(Type.Number()),
+  maxPrice: nullable(Type.Number()),
+  storeId: Type.String(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
 
 /** The stored fields; decimals as canonical strings for the `numeric` columns. */
 interface ZoneFields {
@@ -65,13 +86,42 @@ interface ZoneFields {
   maxPrice: string | null;
 }
 
+const COUNTRIES_WORDS = 'must be an array of ISO 3166-1 alpha-2 country codes';
+
+/**
+ * The zone's request body (app-api.md `POST /api/v1/shipping_zones.json`; C6.10's update), checked
+ * by the route before `readZoneFields` applies the aliases, trims, checks the codes and the bounds.
+ * The aliases are read only when their field is not sent (and ignored unread when it is), so
+ * their schemas accept any value; the reader holds a read alias to its field's rules.
+ */
+export function zoneBodySchema(creating: boolean) {
+  return Type.Object({
+    name: Type.Optional(nullable(Type.String(), { description: `${creating ? 'required (here or as shippingName), ' : ''}not blank; trimmed, at most 255 characters` })),
+    shippingName: Type.Optional(Type.Unknown({ description: 'alias of name, read only when name is not sent: then a string with its rules' })),
+    countries: Type.Optional(nullable(Type.Array(Type.String()), {
+      description: `ISO 3166-1 alpha-2 codes, any case (stored upper case, duplicates dropped), at most ${MAX_COUNTRIES}; null or []: none`,
+      'x-error': COUNTRIES_WORDS,
+    })),
+    zone: Type.Optional(Type.Unknown({ description: 'alias of countries, read only when countries is not sent: then an array of codes with its rules' })),
+    description: Type.Optional(nullable(Type.String(), { description: 'trimmed, at most 2000 characters; null clears it' })),
+    price: Type.Optional(decimalSchema('the flat price', { scale: 2, max: 1e10 })),
+    type: Type.Optional(StringEnum(ZONE_TYPES, { description: 'default Simple', 'x-error': 'must be Simple, Weight or Price' })),
+    digitalProd: Type.Optional(Type.Boolean({ description: 'default true' })),
+    minWeight: Type.Optional(decimalSchema('lower weight bound', { scale: 4, nullable: true, max: 1e10 })),
+    maxWeight: Type.Optional(decimalSchema('upper weight bound, not below minWeight', { scale: 4, nullable: true, max: 1e10 })),
+    minPrice: Type.Optional(decimalSchema('lower subtotal bound', { scale: 2, nullable: true, max: 1e10 })),
+    maxPrice: Type.Optional(decimalSchema('upper subtotal bound, not below minPrice', { scale: 2, nullable: true, max: 1e10 })),
+  }, { description: creating ? 'A new zone' : 'The fields sent change; the merged zone is checked whole' });
+}
+export type ZoneBody = Static<ReturnType<typeof zoneBodySchema>>;
+
 /** `name` wins over its alias `shippingName`, `countries` over `zone` (docs/decisions.md). */
 function aliased(body: Body, key: string, alias: string): Body {
   return has(body, key) ? body : has(body, alias) ? { ...body, [key]: body[alias] } : body;
 }
 
 function readCountries(value: unknown): string[] {
-  if (!Array.isArray(value)) throw fieldError('countries', 'must be an array of ISO 3166-1 alpha-2 country codes');
+  if (!Array.isArray(value)) throw fieldError('countries', COUNTRIES_WORDS);
   if (value.length > MAX_COUNTRIES) throw fieldError('countries', `has more than ${MAX_COUNTRIES} codes`);
   const codes: string[] = [];
   const invalid: string[] = [];
@@ -135,7 +185,7 @@ const fieldsOf = (z: ZoneRow): ZoneFields => ({
 
 const values = (f: ZoneFields) => [f.name, JSON.stringify(f.countries), f.description, f.priceMinor, f.type, f.digitalProd, f.minWeight, f.maxWeight, f.minPrice, f.maxPrice];
 
-export async function createZone(deps: Deps, storeId: string, body: unknown): Promise<ZoneView> {
+export async function createZone(deps: Deps, storeId: string, body: ZoneBody): Promise<ZoneView> {
   const f = readZoneFields(body, null);
   const now = deps.clock.now();
   const { rows } = await deps.db.query<ZoneRow>(
@@ -160,8 +210,7 @@ export async function getZone(deps: Deps, storeId: string, id: string): Promise<
   return zoneView(await findZone(deps.db, storeId, id));
 }
 
-export async function updateZone(deps: Deps, storeId: string, id: string, body: unknown): Promise<ZoneView> {
-  bodyObject(body);
+export async function updateZone(deps: Deps, storeId: string, id: string, body: ZoneBody): Promise<ZoneView> {
   return deps.db.transaction(async (tx) => {
     const current = await findZone(tx, storeId, id, true);
     const f = readZoneFields(body, fieldsOf(current));
