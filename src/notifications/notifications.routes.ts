@@ -3,12 +3,12 @@
 // admin surface (its gate checks the JWT and the role); the operator names the store with `storeId`.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { envelopeList } from '../http/shapes.js';
 import type { Deps } from '../deps.js';
 import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { successList } from '../content/typed-envelope.js';
 import { listNotifications, NotificationSchema } from './notifications.repo.js';
 
 export async function notificationRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
@@ -27,6 +27,6 @@ export async function notificationRoutes(instance: FastifyInstance, { deps }: { 
     const page = parsePage(request.query);
     const type = request.query.type?.trim() || undefined;
     const { notifications, total } = await listNotifications(deps.db, adminStoreId(request), { type, limit: page.limit, offset: page.offset });
-    return successList({ notifications }, page, notifications.length, total);
+    return envelopeList({ notifications }, page, notifications.length, total);
   });
 }

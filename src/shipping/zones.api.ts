@@ -6,8 +6,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { parsePage } from '../http/paging.js';
-import { envelope } from '../http/shapes.js';
-import { successList } from '../content/typed-envelope.js';
+import { envelope, envelopeList } from '../http/shapes.js';
 import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { createZone, deleteZone, getZone, listZones, updateZone, zoneBodySchema, ZoneSchema } from './zones.js';
@@ -39,7 +38,7 @@ export async function shippingApiRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request) => {
     const page = parsePage(request.query);
     const { zones, total } = await listZones(deps, apiCaller(request).storeId, page);
-    return successList({ shipping_zones: zones }, page, zones.length, total);
+    return envelopeList({ shipping_zones: zones }, page, zones.length, total);
   });
 
   api.get('/shipping_zones/:id.json', {
