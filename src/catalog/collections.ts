@@ -1,9 +1,11 @@
 // Manual collections (app-api.md Collection; POST /api/v1/collections.json; C7.1, C14.5): the view,
 // the body rules and the SQL. Rule-based collections do not exist.
+import { Type } from 'typebox';
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
+import { nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { uuidv7 } from '../ids.js';
-import { FieldErrors, has, idText, isCatalogId, isHttpUrl, str, unwrap, type Body } from './input.js';
+import { FieldErrors, has, httpUrlSchema, idText, isCatalogId, isHttpUrl, str, textSchema, unwrap, type Body } from './input.js';
 
 export interface CollectionRow {
   id: string;
@@ -47,7 +49,7 @@ export function collectionView(c: CollectionRow) {
     published_at: c.published_at.toISOString(),
     published_scope: c.published_scope,
     sort_order: c.sort_order,
-    collection_type: 'custom',
+    collection_type: 'custom' as const,
     url: `/collections/${encodeURIComponent(c.handle)}`,
     template_suffix: c.template_suffix,
     image: { alt: c.image_alt, src: c.image_src },
@@ -56,6 +58,29 @@ export function collectionView(c: CollectionRow) {
     updated_at: c.updated_at.toISOString(),
   };
 }
+
+/** app-api.md Collection, as `collectionView` writes it. */
+export const CollectionSchema = Type.Object({
+  id: Type.String({ description: 'the collection UUID' }),
+  title: Type.String(),
+  handle: Type.String(),
+  body_html: Type.String(),
+  description: Type.String({ description: 'the text of body_html, without markup' }),
+  published_at: Timestamp(),
+  published_scope: Type.String(),
+  sort_order: Type.String(),
+  collection_type: StringEnum(['custom'], { description: 'always custom: rule-based collections do not exist' }),
+  url: Type.String({ description: 'the storefront path, /collections/{handle}' }),
+  template_suffix: nullable(Type.String()),
+  image: Type.Object({ alt: nullable(Type.String()), src: nullable(Type.String()) }),
+  products_count: Type.Integer(),
+  seo: Type.Object({
+    title: Type.String({ description: 'the SEO title, else the title' }),
+    description: Type.String({ description: 'the SEO description, else the description' }),
+    image: nullable(Type.String()),
+  }),
+  updated_at: Timestamp(),
+});
 
 /** app-api.md: the default handle is the title lowercased with spaces replaced by `-`. */
 export const collectionHandle = (text: string) => text.trim().toLowerCase().replace(/\s+/g, '-');
@@ -70,6 +95,43 @@ export interface CollectionInput {
   seo_title: string | null;
   seo_description: string | null;
 }
+
+/**
+ * The body `readCollectionInput` reads. Its failures are 422s in the reader's words, so the routes
+ * run the reader before the schema's verdict (src/catalog/reader-first.ts).
+ */
+export const COLLECTION_BODY = 'Flat, or wrapped as `{ collection: { ... } }`';
+export const CollectionBody = Type.Object({
+  title: textSchema('required (422 `{ errors: { title: ["can\'t be blank"] } }` without it); trimmed', 255),
+  body_html: Type.Optional(textSchema('HTML', 512 * 1024)),
+  handle: Type.Optional(textSchema('default: the title lowercased, spaces replaced by -', 255)),
+  image: Type.Optional(Type.Unsafe<string | { src?: string; alt?: string | null } | null>({
+    type: ['string', 'object', 'null'],
+    maxLength: 2048,
+    required: ['src'],
+    properties: {
+      src: httpUrlSchema('the image'),
+      alt: textSchema('the alternative text', 512),
+    },
+    description: 'the image URL (http or https), or `{ src, alt }`; null or "" for none',
+    'x-error': { type: 'must be an http or https URL' },
+  })),
+  template_suffix: Type.Optional(textSchema('the storefront template suffix', 255)),
+  seo: Type.Optional(Type.Unsafe<{ title?: string | null; description?: string | null } | null>({
+    type: ['object', 'null'],
+    properties: { title: textSchema('default: the title', 255), description: textSchema('default: the description', 1000) },
+    description: 'the SEO title and description',
+    'x-error': { type: 'must be an object' },
+  })),
+}, { description: COLLECTION_BODY });
+
+/** The body `readProductIds` reads. */
+export const ProductIdsBody = Type.Object({
+  productIds: Type.Array(Type.Unsafe<string | number>({ type: ['string', 'integer'], description: 'a product UUID (or numeric id) of the store' }), {
+    minItems: 1, maxItems: 250,
+    description: '1 to 250 products, added after the ones the collection has, in this order; duplicates are read once',
+  }),
+}, { description: 'Flat, or wrapped as `{ collection: { ... } }`' });
 
 /**
  * `title` (required), `body_html`, `handle`, `image` (a URL, or `{ src, alt }`), `template_suffix`,

@@ -63,19 +63,52 @@ export function str(errors: FieldErrors, body: Body, key: string, opts: { requir
   return v;
 }
 
+const AMOUNT_TEXT = { type: 'string', pattern: '^(\\s*\\d+(\\.\\d{1,2})?\\s*)?$' };
+// No `multipleOf: 0.01`: Ajv's floating-point test wrongly refuses some large two-decimal amounts
+// (1148448427.81); the reader checks the decimals exactly.
+const AMOUNT_NUMBER = { type: 'number', minimum: 0 };
+const AMOUNT_WORDS = 'must be a non-negative amount with at most two decimals';
+
 /**
  * What `money()` reads, as a schema (the route validates it before the reader converts it): a
  * decimal string or a number from 0 with at most two decimals; '' or null clear it where allowed.
  */
 export function amountSchema(description: string, opts: { nullable?: boolean } = {}) {
-  const text = { type: 'string', pattern: '^(\\s*\\d+(\\.\\d{1,2})?\\s*)?$' };
-  // No `multipleOf: 0.01`: Ajv's floating-point test wrongly refuses some large two-decimal amounts
-  // (1148448427.81); the reader checks the decimals exactly.
-  const number = { type: 'number', minimum: 0 };
   return Type.Unsafe<string | number | null>({
-    anyOf: opts.nullable ? [text, number, { type: 'null' }] : [text, number],
+    anyOf: opts.nullable ? [AMOUNT_TEXT, AMOUNT_NUMBER, { type: 'null' }] : [AMOUNT_TEXT, AMOUNT_NUMBER],
     description: `${description}: a decimal string or number from 0, at most two decimals${opts.nullable ? '; null or "" clears it' : ''}`,
-    'x-error': 'must be a non-negative amount with at most two decimals',
+    'x-error': AMOUNT_WORDS,
+  });
+}
+
+/**
+ * An amount `money()` reads without `nullable`: null and "" are let through to the reader, which
+ * answers "can't be blank" for them (the schema alone would say "must be a non-negative amount").
+ */
+export function requiredAmountSchema(description: string) {
+  return Type.Unsafe<string | number | null>({
+    anyOf: [AMOUNT_TEXT, AMOUNT_NUMBER, { type: 'null' }],
+    description: `${description}: a decimal string or number from 0, at most two decimals (null or "" -> "can't be blank")`,
+    'x-error': AMOUNT_WORDS,
+  });
+}
+
+/** What `measure()` reads with `nullable`: a number from 0 (numeric text too); null or "" clears it. */
+export function measureSchema(description: string) {
+  return Type.Unsafe<number | string | null>({
+    anyOf: [{ type: 'number', minimum: 0, maximum: 1e9 }, { type: 'string', pattern: '^(\\s*\\d+(\\.\\d+)?\\s*)?$' }, { type: 'null' }],
+    description: `${description}: a number from 0 (or its decimal text); null or "" clears it`,
+    'x-error': 'must be a number of at least 0',
+  });
+}
+
+/** What `isHttpUrl()` accepts: an absolute http(s) URL of at most 2048 characters. */
+export function httpUrlSchema(description: string, opts: { nullable?: boolean } = {}) {
+  return Type.Unsafe<string | null>({
+    type: opts.nullable ? ['string', 'null'] : 'string',
+    maxLength: 2048,
+    description: `${description}: an absolute http or https URL${opts.nullable ? '; null or "" clears it' : ''}`,
+    'x-error': 'must be an http or https URL',
   });
 }
 

@@ -7,24 +7,50 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
+import { nullable } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
 import { uuidv7 } from '../ids.js';
 import { appExtensions } from '../apps/apps.repo.js';
 import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';
 import { storeProductId } from './products.repo.js';
+import { assertSchemaPassed } from './reader-first.js';
 import { upsertListing, type ListingRow } from './product-listings.repo.js';
 
 const listingView = (l: ListingRow) => ({ id: l.id, product_id: l.product_id, external_id: l.external_id, status: l.status });
 
-export async function productListingApiRoutes(api: FastifyInstance, { deps }: { deps: Deps }) {
+/** app-api.md Product listing, as `listingView` writes it. */
+const ListingSchema = Type.Object({
+  id: Type.String({ description: 'the listing UUID' }),
+  product_id: Type.String({ description: 'the product UUID' }),
+  external_id: nullable(Type.String({ description: "the app's own id for the listing" })),
+  status: Type.String({ description: 'active' }),
+});
+const listingBody = Type.Object({ product_listing: ListingSchema });
+
+const listingInput = Type.Object({
+  product_id: Type.Unsafe<string | number | null>({
+    type: ['string', 'number', 'null'],
+    description: 'the product UUID or numeric id (text or a whole number); required',
+    'x-error': { type: 'not found' },
+  }),
+  external_id: Type.Optional(Type.Unsafe<string | number | null>({
+    type: ['string', 'number', 'null'], maxLength: 255,
+    description: "the app's own id for the listing, stored as given (a number as its text); null clears it; absent keeps the listing's",
+    'x-error': 'must be a string of at most 255 characters',
+  })),
+}, { description: 'Flat, or wrapped as `{ product_listing: { ... } }`' });
+
+export async function productListingApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const api = typed(instance);
   api.post('/product_listings.json', {
-    config: { scope: 'write_products', shape: 'errors' },
+    config: { scope: 'write_products', shape: 'errors', bodyKey: 'product_listing' },
+    // The sales channel is checked before the body is judged (src/catalog/reader-first.ts).
+    attachValidation: true,
     schema: {
       tags: ['product listings'],
-      summary: "List a product on the app's sales channel (C6.2)",
-      body: Type.Object({
-        product_id: Type.Optional(Type.Unknown({ description: 'product UUID or numeric id, required' })),
-        external_id: Type.Optional(Type.Unknown({ description: "the app's own id for the listing, stored as given" })),
-      }, { description: 'Flat, or wrapped as `{ product_listing: { ... } }`' }),
+      summary: "List a product on the app's sales channel (C6.2): 201 on the first listing, 200 when already listed",
+      body: listingInput,
+      response: { 201: listingBody, 200: listingBody },
     },
   }, async (request, reply) => {
     const caller = apiCaller(request);
@@ -49,6 +75,7 @@ export async function productListingApiRoutes(api: FastifyInstance, { deps }: { 
 
     const productId = ref && isCatalogId(ref) ? await storeProductId(deps.db, caller.storeId, ref) : null;
     if (!productId) throw badRequest('product_id does not name a product of this store', { product_id: ['not found'] });
+    assertSchemaPassed(request);
 
     const now = deps.clock.now();
     // One statement: two concurrent first listings still make one row (one 201, one 200).

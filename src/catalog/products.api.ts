@@ -7,37 +7,26 @@ import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { notFound, unprocessable } from '../http/errors.js';
 import { linkHeader, parsePage } from '../http/paging.js';
-import { EmptyBody, pagedQuery, StringEnum } from '../http/schemas.js';
-import { amountSchema, countSchema, tagsSchema, textSchema } from './input.js';
+import { EmptyBody, pagedQuery } from '../http/schemas.js';
+import { textSchema } from './input.js';
 import { typed } from '../http/typed.js';
 import { isUuid } from '../ids.js';
 import { ProductSchema, productView } from './product-view.js';
 import { findProduct, listProducts, lockProduct, PRODUCT_STATUSES } from './products.repo.js';
-import { readApiCreate, readApiUpdate } from './products.input.js';
+import { productFieldSchemas, productLevelSchemas, readApiCreate, readApiUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
 
 const tags = ['products'];
 const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
 const params = Type.Object({ id: Type.String({ description: 'the product UUID or numeric id' }) });
-/** The fields both App API bodies share; the rules beyond their types are in products.input.ts. */
-const commonFields = {
-  body_html: Type.Optional(textSchema('HTML; null clears it', 512 * 1024)),
-  handle: Type.Optional(textSchema('default: a slug of the title, made unique in the store', 255)),
-  status: Type.Optional(StringEnum(PRODUCT_STATUSES, { description: 'default active', 'x-error': 'must be active, draft or archived' })),
-  tags: Type.Optional(tagsSchema),
-  requires_shipping: Type.Optional(Type.Boolean({ description: 'whether the product ships (default true); copied to checkout lines (C15.1)' })),
-};
 const createBody = Type.Object({
   title: textSchema('required (400 `{ errors: { title: ["can\'t be blank"] } }` without it)', 255),
-  ...commonFields,
-  price: Type.Optional(amountSchema('the price', { nullable: true })),
-  compare_at_price: Type.Optional(amountSchema('the list price', { nullable: true })),
-  inventory_quantity: Type.Optional(countSchema('the stock')),
-  sku: Type.Optional(textSchema('null clears it', 255)),
+  ...productFieldSchemas,
+  ...productLevelSchemas,
 }, { description: 'Flat, or wrapped as `{ product: { ... } }`' });
 const updateBody = Type.Object({
   title: Type.Optional(textSchema('a new title', 255)),
-  ...commonFields,
+  ...productFieldSchemas,
   variants: Type.Optional(Type.Array(Type.Unknown(), {
     description: 'only the first entry is read: `{ price, compare_at_price, inventory_quantity }` (amounts as decimal strings or numbers, or null; stock a whole number from 0), applied onto the product-level price, compare-at price and stock; variant rows are not modified, and later entries are ignored unread',
   })),

@@ -1,9 +1,14 @@
 // The bodies of product create and update, App API (C6.1, app-api.md PUT /products/{id}.json) and
 // merchant admin (C7.1, C14.1). Invalid input is a 400; the errors body groups messages per field.
+import { Type, type Static, type TSchema } from 'typebox';
 import { slugify } from '../slug.js';
+import { nullable, StringEnum } from '../http/schemas.js';
 import { PRODUCT_STATUSES } from './products.repo.js';
 import { WEIGHT_UNITS, type VariantFields } from './variants.repo.js';
-import { count, FieldErrors, has, idText, isCatalogId, isHttpUrl, measure, money, str, tagList, unwrap, type Body } from './input.js';
+import {
+  amountSchema, count, countSchema, FieldErrors, has, httpUrlSchema, idText, isCatalogId, isHttpUrl, measure, measureSchema, money,
+  requiredAmountSchema, str, tagList, tagsSchema, textSchema, unwrap, type Body,
+} from './input.js';
 
 export type ProductStatus = (typeof PRODUCT_STATUSES)[number];
 
@@ -44,6 +49,94 @@ export interface ProductDraft extends ProductPatch {
 
 const TITLE_MAX = 255;
 const BODY_MAX = 512 * 1024;
+
+// The body schemas, field by field as the readers below read them (the readers keep what a schema
+// cannot say: trimming, slugs, money to minor units, the first-variant rule, lookups).
+
+/** The fields every product body shares (App API and merchant, create and update). */
+export const productFieldSchemas = {
+  body_html: Type.Optional(textSchema('HTML; null clears it', BODY_MAX)),
+  handle: Type.Optional(textSchema('default: a slug of the title, made unique in the store', 255)),
+  status: Type.Optional(StringEnum(PRODUCT_STATUSES, { description: 'default active', 'x-error': 'must be active, draft or archived' })),
+  tags: Type.Optional(tagsSchema),
+  requires_shipping: Type.Optional(Type.Boolean({ description: 'whether the product ships (default true); copied to checkout lines (C15.1)' })),
+};
+
+/** Product-level money, stock and SKU, set directly (App API create; merchant create and update). */
+export const productLevelSchemas = {
+  price: Type.Optional(amountSchema('the price', { nullable: true })),
+  compare_at_price: Type.Optional(amountSchema('the list price', { nullable: true })),
+  inventory_quantity: Type.Optional(countSchema('the stock')),
+  sku: Type.Optional(textSchema('null clears it', 255)),
+};
+
+/**
+ * A merchant variant's fields as `variantFields` reads them (app-api.md Variant): money and
+ * measures as numbers or their decimal text. The multipart form sends the same fields as text.
+ */
+export const variantFieldSchemas = {
+  name: Type.Optional(textSchema('the option name, e.g. Size', 255)),
+  value: Type.Optional(textSchema('the option value, e.g. M', 255)),
+  price: Type.Optional(requiredAmountSchema('the list price')),
+  discountPrice: Type.Optional(amountSchema('the lower price the variant sells at', { nullable: true })),
+  stock: Type.Optional(countSchema('the stock')),
+  stockStatus: Type.Optional(Type.Unsafe<string | null>({
+    type: ['string', 'null'], maxLength: 50, pattern: '^[A-Za-z_]+$',
+    description: 'letters and _, stored upper-case, e.g. IN_STOCK (default: from the stock)',
+    'x-error': { maxLength: 'is too long (maximum is 50 characters)', pattern: 'must be a status such as IN_STOCK' },
+  })),
+  skuId: Type.Optional(textSchema('the SKU; null or "" clears it', 255)),
+  weight: Type.Optional(measureSchema('the weight')),
+  weightUnit: Type.Optional(nullable(StringEnum([...WEIGHT_UNITS, ''], { description: 'g, kg, lb or oz; null or "" clears it', 'x-error': 'must be g, kg, lb or oz' }))),
+  mainImageUrl: Type.Optional(httpUrlSchema('the image', { nullable: true })),
+};
+
+/** The merchant's `images`: replaces the product's images. */
+const imagesSchema = Type.Unsafe<string[] | null>({
+  type: ['array', 'null'], maxItems: 250, items: httpUrlSchema('an image'),
+  description: 'at most 250 image URLs, in order; null or [] removes them',
+  'x-error': { type: 'must be an array of at most 250 image URLs', maxItems: 'must be an array of at most 250 image URLs' },
+});
+
+/** The merchant's `variants`: at most 100 objects. */
+function variantsSchema<T extends TSchema>(item: T, description: string) {
+  return Type.Unsafe<Static<T>[] | null>({
+    type: ['array', 'null'], maxItems: 100, items: { ...item, 'x-error': { type: 'must be an object' } }, description,
+    'x-error': { type: 'must be an array of at most 100 variants', maxItems: 'must be an array of at most 100 variants' },
+  });
+}
+
+const variantEntry = Type.Object(variantFieldSchemas);
+const variantChange = Type.Object({
+  varientId: Type.Optional(Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'], description: 'the variant to change: its UUID or numeric id; without it the entry adds a variant (then `price` is required)' })),
+  id: Type.Optional(Type.Unsafe<string | number | null>({ type: ['string', 'integer', 'null'], description: 'alias of varientId' })),
+  ...variantFieldSchemas,
+});
+
+/** The merchant-only fields of both merchant bodies. */
+const merchantFields = {
+  category: Type.Optional(textSchema('sets vendor and product_type; null or "" clears them', 255)),
+  images: Type.Optional(imagesSchema),
+  storeId: Type.Optional(Type.String({ description: 'platform operator only: the store to act for' })),
+};
+
+/** Merchant `POST /products`. */
+export const adminCreateBody = Type.Object({
+  title: textSchema('required', TITLE_MAX),
+  ...productFieldSchemas,
+  ...productLevelSchemas,
+  ...merchantFields,
+  variants: Type.Optional(variantsSchema(variantEntry, 'the variants, each with a `price`; the first one sets the product-level price, compare-at price and stock (C14.1)')),
+}, { description: 'Flat, or wrapped as `{ product: { ... } }`; `vendor` and `product_type` come from `category`' });
+
+/** Merchant `PUT /products/{id}`. */
+export const adminUpdateBody = Type.Object({
+  title: Type.Optional(textSchema('a new title', TITLE_MAX)),
+  ...productFieldSchemas,
+  ...productLevelSchemas,
+  ...merchantFields,
+  variants: Type.Optional(variantsSchema(variantChange, 'an entry with `varientId` changes that variant of the product, one without adds a variant; variants not named are kept')),
+}, { description: 'All optional. Flat, or wrapped as `{ product: { ... } }`; `vendor` and `product_type` come from `category`' });
 
 function status(errors: FieldErrors, body: Body): ProductStatus | undefined {
   if (!has(body, 'status')) return undefined;

@@ -8,9 +8,11 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { fileTypeFromFile } from 'file-type';
+import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import { badRequest, notFound } from '../http/errors.js';
+import { typed } from '../http/typed.js';
 import { uuidv7 } from '../ids.js';
 
 /** app-api.md Limits (images) and C7.3: 20 MB, read as 20 MiB. */
@@ -95,10 +97,18 @@ export function uploadPathOf(config: Config, url: string | null): string | null 
  * (no `..`, no staged files), the resolved real path must stay under the root (no symlink out), and
  * only the image types the service stores are served, with their own content type and `nosniff`.
  */
-export async function uploadRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+export async function uploadRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   const root = uploadsRoot(deps.config);
-  app.get('/uploads/*', { schema: { hide: true } }, async (request, reply) => {
-    const rel = (request.params as Record<string, string>)['*'] ?? '';
+  app.get('/uploads/*', {
+    schema: {
+      hide: true,
+      params: Type.Object({ '*': Type.String({ description: 'the path under the uploads dir' }) }),
+      // A file stream is sent as it is, never through a serialiser.
+      response: { 200: Type.Unsafe<unknown>({ description: 'the image bytes, with their own content type' }) },
+    },
+  }, async (request, reply) => {
+    const rel = request.params['*'] ?? '';
     const segments = rel.split('/');
     if (!rel || rel.includes('\0') || rel.includes('\\') || segments.some((s) => s === '' || s.startsWith('.'))) throw notFound();
     const type = CONTENT_TYPES[extname(rel).toLowerCase()];

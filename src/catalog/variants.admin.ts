@@ -2,25 +2,59 @@
 // multipart form (a JSON body is accepted too) whose fields are all optional, with the image file
 // `mainImage`. Roles MERCHANT, STAFF_ADMIN, SUPER_ADMIN, MANAGER (the merchant admin gate). Errors
 // are envelopes; an unknown variant is a 400 "Variant not found".
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchema, FastifySchemaCompiler } from 'fastify';
 import multipart from '@fastify/multipart';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Deps } from '../deps.js';
 import { assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { assertCleanPart } from '../http/input-guard.js';
+import { envelopeOf } from '../http/schemas.js';
 import { envelope } from '../http/shapes.js';
+import { typed } from '../http/typed.js';
 import { MERCHANT_ROLES } from '../http/user-auth.js';
+import { compileValidator } from '../http/validation.js';
 import { FieldErrors, isCatalogId, unwrap, type Body } from './input.js';
-import { variantFields } from './products.input.js';
+import { variantFields, variantFieldSchemas } from './products.input.js';
 import { updateVariantRecord } from './products.service.js';
+import { assertSchemaPassed } from './reader-first.js';
 import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, uploadPathOf, type StagedFile } from './uploads.js';
-import { findVariantAnyStore, variantRecord } from './variants.repo.js';
+import { findVariantAnyStore, VariantRecordSchema, variantRecord } from './variants.repo.js';
 
 const variantNotFound = () => badRequest('Variant not found');
 
 /** Limits of the form: one image of at most 20 MB, a few short text fields. */
 const LIMITS = { fileSize: MAX_IMAGE_BYTES, files: 4, fields: 50, parts: 60, fieldSize: 64 * 1024, fieldNameSize: 100 };
+
+/**
+ * The JSON body: the variant's fields. It may also come wrapped as `{ variant: { ... } }` (read by
+ * the same rules in `variantFields`); `variant` is then the only key read, and one that holds no
+ * object is ignored like any unknown key, so the schema does not constrain it.
+ */
+const jsonBody = Type.Object(variantFieldSchemas, { description: 'All optional; flat, or wrapped as `{ variant: { ... } }` with the same fields' });
+
+/** The multipart form, as text fields and one file; read by `readForm` and `variantFields`, not by a schema. */
+const formBody = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  value: Type.Optional(Type.String({ maxLength: 255 })),
+  price: Type.Optional(Type.String({ description: 'decimal text from 0, at most two decimals' })),
+  discountPrice: Type.Optional(Type.String({ description: 'decimal text from 0, at most two decimals; "" clears it' })),
+  stock: Type.Optional(Type.String({ pattern: '^\\s*\\d+\\s*$', description: 'a whole number from 0' })),
+  stockStatus: Type.Optional(Type.String({ maxLength: 50, pattern: '^[A-Za-z_]+$', description: 'e.g. IN_STOCK' })),
+  skuId: Type.Optional(Type.String({ maxLength: 255, description: '"" clears it' })),
+  weight: Type.Optional(Type.String({ description: 'a number from 0; "" clears it' })),
+  weightUnit: Type.Optional(Type.String({ enum: ['g', 'kg', 'lb', 'oz', ''], description: 'g, kg, lb or oz; "" clears it' })),
+  mainImageUrl: Type.Optional(Type.String({ description: 'an http or https URL; "" clears it' })),
+  mainImage: Type.Optional(Type.String({ format: 'binary', description: 'the image file: jpg, jpeg, png, gif or webp (by its bytes), at most 20 MB; other file fields are ignored' })),
+}, { description: 'All optional; every field is text; at most 50 fields of 64 KiB' });
+
+/**
+ * The JSON body is validated by its schema; the multipart form is not a value a schema can see
+ * (the handler streams it, `request.body` stays empty): its schema documents it, and `readForm`
+ * with `variantFields` checks it.
+ */
+const validatorCompiler: FastifySchemaCompiler<FastifySchema> = (route) =>
+  route.httpPart === 'body' && route.contentType === 'multipart/form-data' ? () => true : compileValidator(route);
 
 interface Form {
   fields: Body;
@@ -81,7 +115,8 @@ function parseOrThrow<T>(step: () => T): T {
   }
 }
 
-export async function variantAdminRoutes(admin: FastifyInstance, { deps }: { deps: Deps }) {
+export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const admin = typed(instance);
   // Only this plugin parses multipart bodies (registered here, encapsulated).
   // An oversized image is truncated at the limit and reported here as a 400 (keepImage), rather than
   // as the library's 413.
@@ -89,15 +124,23 @@ export async function variantAdminRoutes(admin: FastifyInstance, { deps }: { dep
 
   admin.patch('/variants/update-single-variant/:id', {
     config: { roles: MERCHANT_ROLES },
+    // The variant is found (400 "Variant not found", 403 another store's) before the body is judged
+    // (src/catalog/reader-first.ts).
+    attachValidation: true,
+    validatorCompiler,
     schema: {
       tags: ['merchant admin: catalog'],
       summary: 'Update one variant; multipart with optional image mainImage (jpg, jpeg, png, gif, webp; at most 20 MB)',
       description: 'Fields, all optional: name, value, price, discountPrice, stock, stockStatus, skuId, weight, weightUnit (g, kg, lb, oz), file mainImage. `{id}` is the varientId (UUID) or the numeric variant id. Emits products/update, and inventory_levels/update when the stock changes.',
-      consumes: ['multipart/form-data', 'application/json'],
-      params: Type.Object({ id: Type.String() }),
+      params: Type.Object({ id: Type.String({ description: 'the varientId (UUID) or the numeric variant id' }) }),
+      // Typed as the JSON body: the multipart form never reaches `request.body`.
+      body: Type.Unsafe<Static<typeof jsonBody> | null>({
+        content: { 'multipart/form-data': { schema: formBody }, 'application/json': { schema: jsonBody } },
+      }),
+      response: { 200: envelopeOf(VariantRecordSchema) },
     },
   }, async (request) => {
-    const { id } = request.params as { id: string };
+    const { id } = request.params;
     const found = isCatalogId(id) ? await findVariantAnyStore(deps.db, id) : null;
     if (!found) throw variantNotFound();
     assertStoreAccess(request, found.store_id);
@@ -108,6 +151,7 @@ export async function variantAdminRoutes(admin: FastifyInstance, { deps }: { dep
       const errors = new FieldErrors();
       const fields = variantFields(errors, form.fields, '');
       errors.check();
+      assertSchemaPassed(request); // a JSON body the schema refused and the reader let through
       if (form.image) {
         stored = await keepImage(deps.config, form.image, 'mainImage', ['variants', found.store_id]);
         form.image = null;

@@ -1,6 +1,8 @@
 // Variant rows (C14.2: one row, two ids: the integer `id` of the App API product object and the UUID
 // `varientId` of the merchant record) and the merchant record of app-api.md Variant.
+import { Type } from 'typebox';
 import type { Queryable } from '../db/db.js';
+import { nullable, Timestamp } from '../http/schemas.js';
 import { uuidv7 } from '../ids.js';
 
 export interface VariantRow {
@@ -44,7 +46,7 @@ const COLUMNS: (keyof VariantFields)[] = [
 ];
 
 /** Money of the merchant record is a number in major units (app-api.md Variant: `price` number). */
-const major = (minor: number | null) => (minor === null ? null : minor / 100);
+const major = (minor: number) => minor / 100;
 
 export function variantRecord(v: VariantRow) {
   return {
@@ -53,7 +55,7 @@ export function variantRecord(v: VariantRow) {
     name: v.name,
     value: v.value,
     price: major(v.price_minor),
-    discountPrice: major(v.discount_price_minor),
+    discountPrice: v.discount_price_minor === null ? null : major(v.discount_price_minor),
     stock: v.stock,
     stockStatus: v.stock_status,
     skuId: v.sku,
@@ -63,6 +65,23 @@ export function variantRecord(v: VariantRow) {
     updatedAt: v.updated_at.toISOString(),
   };
 }
+
+/** The merchant variant record (app-api.md Variant), as `variantRecord` writes it. */
+export const VariantRecordSchema = Type.Object({
+  varientId: Type.String({ description: 'the variant UUID' }),
+  productId: Type.String({ description: 'the product UUID' }),
+  name: Type.String(),
+  value: Type.String(),
+  price: Type.Number({ description: 'the list price in major units, e.g. 25.5' }),
+  discountPrice: nullable(Type.Number({ description: 'the lower price it sells at, in major units' })),
+  stock: Type.Integer(),
+  stockStatus: Type.String({ description: 'e.g. IN_STOCK, OUT_OF_STOCK' }),
+  skuId: nullable(Type.String()),
+  weight: nullable(Type.Number()),
+  weightUnit: nullable(Type.String({ description: 'g, kg, lb or oz' })),
+  mainImageUrl: nullable(Type.String()),
+  updatedAt: Timestamp(),
+});
 
 /** By UUID or numeric id (C14.2), in any store (the caller checks the store). */
 export async function findVariantAnyStore(q: Queryable, id: string, opts: { lock?: boolean } = {}): Promise<VariantRow | null> {

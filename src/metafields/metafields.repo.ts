@@ -1,5 +1,7 @@
+import { Type } from 'typebox';
 import type { Queryable } from '../db/db.js';
-import { typedValue } from './types.js';
+import { nullable, Timestamp } from '../http/schemas.js';
+import { METAFIELD_TYPES, OWNER_TYPES, typedValue } from './types.js';
 
 export interface MetafieldRow {
   id: string;
@@ -31,6 +33,22 @@ export function metafieldView(m: MetafieldRow) {
     updated_at: m.updated_at.toISOString(),
   };
 }
+
+/** app-api.md Metafield, as `metafieldView` writes it. */
+export const MetafieldSchema = Type.Object({
+  id: Type.String({ description: 'the metafield UUID' }),
+  namespace: Type.String(),
+  key: Type.String(),
+  // Its JSON type follows `type` (C14.6): a number, true or false, any JSON value, or a string.
+  value: Type.Unknown({ description: 'the value, typed by `type`: number_integer and number_decimal a number, boolean true or false, json any JSON value, the others a string' }),
+  raw_value: Type.String({ description: 'the value as stored' }),
+  type: Type.String({ description: `one of ${METAFIELD_TYPES.join(', ')}` }),
+  owner_type: Type.String({ description: `one of ${OWNER_TYPES.join(', ')}` }),
+  owner_id: Type.String({ description: 'the owner UUID (the store id for shop)' }),
+  app_id: nullable(Type.String({ description: 'the app that created it; null when the merchant did' })),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+});
 
 export interface MetafieldFilter {
   ownerType?: string;

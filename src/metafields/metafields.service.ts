@@ -83,8 +83,19 @@ export interface BulkResult {
   updated: number;
 }
 
+/** Bulk items that passed every check, owners resolved: what `writeBulk` writes. */
+export type CheckedItems = (Pending & { ownerId: string })[];
+
 /** The whole bulk upsert inside the caller's transaction. `appId` is null for merchant writes. */
 export async function bulkUpsert(tx: Queryable, storeId: string, appId: string | null, raw: unknown, now: Date): Promise<BulkResult> {
+  return writeBulk(tx, storeId, appId, await checkBulk(tx, storeId, raw), now);
+}
+
+/**
+ * Every check of a bulk upsert (shape, type and value, owner in the store, repeats), nothing
+ * written: the first invalid item, by index, is a 400 naming it.
+ */
+export async function checkBulk(tx: Queryable, storeId: string, raw: unknown): Promise<CheckedItems> {
   const body = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
   const list = body?.metafields;
   if (!Array.isArray(list) || list.length < 1 || list.length > MAX_BULK) {
@@ -122,7 +133,12 @@ export async function bulkUpsert(tx: Queryable, storeId: string, appId: string |
     throw itemError(index, problems.get(index)!);
   }
 
-  const rows = await upsertMetafields(tx, storeId, appId, items.map((i) => ({ ...i, ownerId: i.ownerId! })), now);
+  return items.map((i) => ({ ...i, ownerId: i.ownerId! }));
+}
+
+/** Writes checked items in one statement. */
+export async function writeBulk(tx: Queryable, storeId: string, appId: string | null, items: CheckedItems, now: Date): Promise<BulkResult> {
+  const rows = await upsertMetafields(tx, storeId, appId, items, now);
   const created = rows.filter((r) => r.inserted).length;
   return { metafields: rows.map(metafieldView), created, updated: rows.length - created };
 }
