@@ -8,11 +8,10 @@ import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { AppError, badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, nullable, pagedQuery, StringEnum } from '../http/schemas.js';
-import { envelope } from '../http/shapes.js';
+import { envelope, envelopeList } from '../http/shapes.js';
 import { typed } from '../http/typed.js';
 import { isUuid } from '../ids.js';
 import { assertSchemaPassed } from '../catalog/reader-first.js';
-import { successList } from '../webhooks/typed-envelope.js';
 import { findMetafield, listMetafields, MetafieldSchema, metafieldView, type MetafieldFilter } from './metafields.repo.js';
 import { checkBulk, MAX_BULK, resolveOwnerIds, writeBulk } from './metafields.service.js';
 import { isOwnerType, METAFIELD_TYPES, OWNER_TYPES } from './types.js';
@@ -87,7 +86,7 @@ export async function metafieldApiRoutes(instance: FastifyInstance, { deps }: { 
       }
     }
     const { rows, total } = await listMetafields(deps.db, storeId, filter, page.limit, page.offset);
-    return successList({ metafields: rows.map(metafieldView) }, page, rows.length, total);
+    return envelopeList({ metafields: rows.map(metafieldView) }, page, rows.length, total);
   });
 
   api.post('/metafields/bulk.json', {
