@@ -1,5 +1,7 @@
 // Money is integer minor units inside the service and a two-decimal string at the edge (C5.2).
 
+export function formatMinor(minor: number): string;
+export function formatMinor(minor: number | null | undefined): string | null;
 export function formatMinor(minor: number | null | undefined): string | null {
   if (minor === null || minor === undefined) return null;
   const sign = minor < 0 ? '-' : '';

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import { updateRow } from '../db/sql.js';
+import type { AppFields } from './app-input.js';
 
 export interface AppRow {
   id: string;
@@ -11,10 +12,10 @@ export interface AppRow {
   app_url: string;
   redirect_urls: string[];
   scopes: string[];
-  tier: string;
-  gdpr_urls: Record<string, string> | null;
-  extensions: Record<string, unknown>;
-  pricing: Record<string, unknown>;
+  tier: 'free' | 'basic' | 'pro' | 'enterprise';
+  gdpr_urls: NonNullable<AppFields['gdprUrls']> | null;
+  extensions: NonNullable<AppFields['extensions']>;
+  pricing: NonNullable<AppFields['pricing']>;
   version: string;
   rating: string;
   review_count: number;

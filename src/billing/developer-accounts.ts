@@ -115,7 +115,7 @@ export function developerSettingsView(account: DeveloperAccountRow & { user_crea
     developerId: account.developer_id,
     payoutSchedule: account.payout_schedule,
     minimumPayoutAmount: formatMinor(Number(account.minimum_payout_cents)),
-    currency: 'USD',
+    currency: 'USD' as const,
     commissionRate: account.commission_rate === null ? null : Number(account.commission_rate),
     payoutMethod: payoutMethodView(account.payout_method, account.payout_method_updated_at),
     nextPayoutAt: nextPayoutAt(account, now),

@@ -1,7 +1,7 @@
 // App API products (C6.1): list, get, create, update (app-api.md PUT /products/{id}.json) and
 // delete, all bare bodies with the errors body for errors. `{id}` is the UUID or the numeric id.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { envelopeError } from '../http/shapes.js';
+import { envelopeError, errorShapeSchemas } from '../http/shapes.js';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
@@ -118,9 +118,10 @@ export async function fileApiRoutes(api: FastifyInstance) {
   // Node discards an unread request body once the response is finished.
   api.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
   // Answered directly rather than thrown: this 404 is the App API's cheapest authenticated path,
-  // and a thrown error costs a rejected promise on every request.
-  const body = envelopeError(404, 'The files endpoint is not available yet');
-  const handler = (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).send(body);
+  // and a thrown error costs a rejected promise on every request. The body never changes, so it is
+  // serialised once.
+  const body = JSON.stringify(envelopeError(404, 'The files endpoint is not available yet'));
+  const handler = (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).type('application/json; charset=utf-8').send(body);
   const documented = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
   // Every other method Fastify routes (OPTIONS, TRACE, WebDAV...), hidden from OpenAPI, which has no
   // place for most of them; HEAD comes with GET.
@@ -130,7 +131,7 @@ export async function fileApiRoutes(api: FastifyInstance) {
     // One route per documented method, so each is its own operation in the reference.
     for (const method of documented) {
       const summary = `Reserved for the asset library (app-api.md): every call answers 404`;
-      api.route({ method, url, config, schema: { tags: ['files'], summary, hide: url !== '/files.json' }, handler });
+      api.route({ method, url, config, schema: { tags: ['files'], summary, hide: url !== '/files.json', response: { 404: errorShapeSchemas.envelope } }, handler });
     }
     api.route({ method: others, url, config, schema: { hide: true }, handler });
   }

@@ -13,11 +13,13 @@ declare module 'fastify' {
 
 function unwrapBody(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
   const key = request.routeOptions.config.bodyKey!;
-  const body = request.body as Record<string, unknown> | null | undefined;
-  const inner = body !== null && typeof body === 'object' && !Array.isArray(body) ? body[key] : undefined;
-  if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) request.body = inner;
+  const body: unknown = request.body; // not yet validated: this runs before the route's schema
+  const inner = isPlainObject(body) ? body[key] : undefined;
+  if (isPlainObject(inner)) request.body = inner;
   done();
 }
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Gives every route with `config.bodyKey` the unwrapping step (others pay nothing for it). */
 export function unwrapResourceBodies(app: FastifyInstance): void {

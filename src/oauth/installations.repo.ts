@@ -8,7 +8,7 @@ export interface InstallationRow {
   store_id: string;
   status: 'pending' | 'active' | 'pending_uninstall' | 'uninstalled';
   scopes: string[];
-  billing_status: string;
+  billing_status: 'none' | 'trialing' | 'active' | 'past_due';
   installed_version: string;
   auto_update: boolean;
   pinned_version: string | null;

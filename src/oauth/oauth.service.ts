@@ -98,7 +98,7 @@ async function issueTokens(tx: Tx, grant: { id: string; expiresAt: Date; scopes:
     expires_in: ACCESS_TTL_S,
     refresh_token_expires_in: Math.max(0, Math.floor((grant.expiresAt.getTime() - now.getTime()) / 1000)),
     scope: grant.scopes.join(','),
-    token_type: 'Bearer',
+    token_type: 'Bearer' as const,
   };
 }
 

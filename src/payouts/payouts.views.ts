@@ -39,7 +39,7 @@ export async function earnings(deps: Deps, developerId: string) {
     totalPaidOut: formatMinor(ledger.paidOut),
     balance: formatMinor(ledger.available),
     inFlight: formatMinor(ledger.inFlight),
-    currency: 'USD',
+    currency: 'USD' as const,
     nextPayoutAt: nextPayoutAt(account, deps.clock.now()),
     minimumPayoutAmount: formatMinor(Number(account.minimum_payout_cents)),
   };

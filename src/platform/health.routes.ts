@@ -5,6 +5,9 @@
 // bounded by CHECK_TIMEOUT_MS, so a dependency that hangs makes /readyz answer 503 quickly rather
 // than time the probe out.
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { StringEnum } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
 import type { Deps } from '../deps.js';
 import { migrationsApplied } from '../db/migrate.js';
 
@@ -22,8 +25,14 @@ function bounded(check: Promise<unknown>): Promise<CheckState> {
   });
 }
 
-export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'The process runs' } }, async () => ({ status: 'ok' }));
+const Check = StringEnum(['ok', 'unavailable']);
+const Checks = Type.Object({ database: Check, redis: Type.Optional(Check) }, { description: 'redis: on processes that serve the App API with REDIS_URL set' });
+
+export async function healthRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
+  app.get('/healthz', {
+    schema: { tags: ['health'], summary: 'The process runs', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+  }, async () => ({ status: 'ok' as const }));
 
   let migrated = false;
   const database = async () => {
@@ -35,13 +44,22 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
 
   app.get(
     '/readyz',
-    { schema: { tags: ['health'], summary: 'The database answers and migrations are applied; the rate-limit store (Redis) answers, when configured' } },
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'The database answers and migrations are applied; the rate-limit store (Redis) answers, when configured',
+        response: {
+          200: Type.Object({ status: Type.Literal('ready'), checks: Checks }),
+          503: Type.Object({ status: Type.Literal('unavailable'), checks: Checks }, { description: 'A dependency does not answer' }),
+        },
+      },
+    },
     async (_request, reply) => {
       const limiter = deps.limiter;
       const [db, redis] = await Promise.all([bounded(database()), limiter.check ? bounded(limiter.check()) : undefined]);
       const checks = redis === undefined ? { database: db } : { database: db, redis };
-      if (db === 'ok' && (redis ?? 'ok') === 'ok') return { status: 'ready', checks };
-      return reply.code(503).send({ status: 'unavailable', checks });
+      if (db === 'ok' && (redis ?? 'ok') === 'ok') return { status: 'ready' as const, checks };
+      return reply.code(503).send({ status: 'unavailable' as const, checks });
     },
   );
 }

@@ -6,6 +6,8 @@ import type { Deps } from '../deps.js';
 import { TestClock } from '../clock.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { envelope } from '../http/shapes.js';
+import { envelopeOf, Timestamp } from '../http/schemas.js';
+import { typed } from '../http/typed.js';
 import { advanceClock, ClockOffsetError } from './clock-store.js';
 
 const tags = ['operator'];
@@ -16,23 +18,30 @@ const tags = ['operator'];
  */
 const MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 3600;
 
-export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Deps }) {
+const clockEnvelope = envelopeOf(Type.Object({ now: Timestamp('the service clock: real time plus the test offset') }));
+
+export async function operatorRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  const app = typed(instance);
   const testClock = deps.clock instanceof TestClock ? deps.clock : null;
   const requireTestClock = () => {
     if (!testClock) throw notFound('The test clock is off (SVC_TEST_CLOCK=1 enables it)');
     return testClock;
   };
 
-  app.get('/apps/admin/clock', { schema: { tags, summary: 'The service clock (C12.1)' } }, async () => {
+  app.get('/apps/admin/clock', { schema: { tags, summary: 'The service clock (C12.1); 404 while the test clock is off', response: { 200: clockEnvelope } } }, async () => {
     requireTestClock();
     return envelope({ now: deps.clock.now().toISOString() });
   });
 
   app.post('/apps/admin/clock/advance', {
-    schema: { tags, summary: 'Move the test clock forward (C12.1)', body: Type.Object({ seconds: Type.Number() }) },
+    schema: {
+      tags, summary: 'Move the test clock forward (C12.1)',
+      body: Type.Object({ seconds: Type.Number({ description: `from 0 to ${MAX_ADVANCE_SECONDS} (ten years) per call` }) }),
+      response: { 200: clockEnvelope },
+    },
   }, async (request) => {
     const clock = requireTestClock();
-    const { seconds } = request.body as { seconds: number };
+    const { seconds } = request.body;
     if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_ADVANCE_SECONDS) {
       throw badRequest(`seconds must be a number of seconds from 0 to ${MAX_ADVANCE_SECONDS}`);
     }
@@ -47,9 +56,13 @@ export async function operatorRoutes(app: FastifyInstance, { deps }: { deps: Dep
   });
 
   app.post('/apps/admin/jobs/:job/run', {
-    schema: { tags, summary: 'Run a background job now (C12.2)', params: Type.Object({ job: Type.String() }) },
+    schema: {
+      tags, summary: 'Run a background job now (C12.2)',
+      params: Type.Object({ job: Type.String({ description: 'the job name; an unknown one is not found' }) }),
+      response: { 200: envelopeOf(Type.Object({ job: Type.String(), processed: Type.Integer({ description: 'the items the run handled' }) })) },
+    },
   }, async (request) => {
-    const { job } = request.params as { job: string };
+    const { job } = request.params;
     if (!deps.jobs.has(job)) throw notFound(`Unknown job ${job}; known jobs: ${deps.jobs.names().join(', ') || 'none'}`);
     const result = await deps.jobs.run(job);
     return envelope({ job, processed: result.processed });

@@ -18,7 +18,7 @@ export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
     // (400), checked once here for every admin route rather than failing later on a foreign key.
     admin.addHook('preHandler', async (request) => {
       if (request.user?.role !== 'SUPER_ADMIN') return;
-      const named = (request.body as any)?.storeId ?? (request.query as any)?.storeId;
+      const named = namedStoreId(request);
       if (named === undefined) return;
       if (!isUuid(named)) throw badRequest('storeId must be a store id');
       if (!(await storeExists(deps.db, named))) throw badRequest('storeId names no store');
@@ -26,6 +26,17 @@ export function merchantAdmin(deps: Deps, routes: SurfaceRoutes) {
     await routes(admin);
   };
 }
+
+/**
+ * The `storeId` the operator names, in the body or the query string: read the same way on every
+ * admin route, whatever the route's own schemas say of the rest of its request.
+ */
+function namedStoreId(request: FastifyRequest): unknown {
+  return storeIdIn(request.body) ?? storeIdIn(request.query);
+}
+
+const storeIdIn = (part: unknown): unknown =>
+  part !== null && typeof part === 'object' && 'storeId' in part ? (part as { storeId: unknown }).storeId : undefined;
 
 /**
  * The store an admin call acts for. Store staff (MERCHANT, STAFF_ADMIN, MANAGER) act for their own
@@ -38,7 +49,7 @@ export function adminStoreId(request: FastifyRequest): string {
     if (!user.storeId) throw forbidden('This route needs a store account');
     return user.storeId;
   }
-  const named = (request.body as any)?.storeId ?? (request.query as any)?.storeId;
+  const named = namedStoreId(request);
   if (!isUuid(named)) throw badRequest('storeId is required for the platform operator');
   return named;
 }

@@ -1,0 +1,71 @@
+// The app manifest (C3.1) as the developer API takes it and shows it. The request schema says what
+// each field is; src/apps/app-input.ts keeps the rules a schema cannot say (a target address that
+// must be safe to call, a handle that must already be a slug, pricing whose amount fits its
+// currency), in C3.1's words.
+import { Type } from 'typebox';
+import { Id, Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
+
+const Url = (description: string) => Type.String({ description: `${description}; an http(s) URL that is safe to call (C8.9)` });
+
+const WebhookExtension = Type.Object({ topic: Type.String({ description: 'a subscribable topic (C8.1)' }), uri: Url('where the topic is delivered') });
+const GdprUrls = Type.Object({
+  customerDataRequest: Type.Optional(nullable(Url('customers/data_request'))),
+  customerRedact: Type.Optional(nullable(Url('customers/redact'))),
+  shopRedact: Type.Optional(nullable(Url('shop/redact'))),
+});
+
+/** `extensions` (C3.1): webhooks the app subscribes on install, the sales channel, a shipping app's rates endpoint (C15.3). */
+export const ExtensionsSchema = Type.Object({
+  webhooks: Type.Optional(Type.Array(WebhookExtension)),
+  salesChannel: Type.Optional(Type.Boolean()),
+  shipping: Type.Optional(Type.Object({ ratesUrl: Url('live shipping rates are asked here (C15.3)') })),
+});
+
+const TIERS = ['free', 'basic', 'pro', 'enterprise'] as const;
+const Pricing = Type.Object({
+  type: StringEnum(['free', 'recurring']),
+  amount: Type.Optional(Money('recurring: the price, a positive decimal string in whole minor units of the currency')),
+  currency: Type.Optional(Type.String({ description: 'recurring: ISO 4217 code' })),
+  interval: Type.Optional(StringEnum(['month', 'year'])),
+  trialDays: Type.Optional(Type.Integer({ description: 'recurring: whole days from 0 to 365 (default 0)' })),
+});
+
+/** The create body (`name`, `appUrl` and `scopes` required) and, all optional, the update body. */
+export function appBodySchema(creating: boolean) {
+  const required = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => (creating ? schema : Type.Optional(schema));
+  return Type.Object({
+    name: required(Type.String()),
+    handle: Type.Optional(nullable(Type.String({ description: 'lowercase letters, digits and -; default: from the name' }))),
+    appUrl: required(Url("the app's address")),
+    redirectUrls: Type.Optional(Type.Array(Url('an OAuth redirect address'))),
+    scopes: required(Type.Array(Type.String({ description: 'a scope of C6.4' }))),
+    tier: Type.Optional(StringEnum(TIERS, { description: 'the rate-limit tier (C6.5)' })),
+    gdprUrls: Type.Optional(nullable(GdprUrls)),
+    extensions: Type.Optional(ExtensionsSchema),
+    pricing: Type.Optional(Type.Object({
+      ...Pricing.properties,
+      amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99" (a number is taken as its two-decimal form)' })),
+    })),
+    version: Type.Optional(Type.String({ description: 'a semantic version such as 1.2.0' })),
+  });
+}
+
+export const AppSchema = Type.Object({
+  appId: Id(),
+  name: Type.String(),
+  handle: Type.String(),
+  clientId: Type.String(),
+  clientSecret: Type.Optional(Type.String({ description: "the app's client secret: on the app's own reads only, never in a list" })),
+  appUrl: Type.String(),
+  redirectUrls: Type.Array(Type.String()),
+  scopes: Type.Array(Type.String()),
+  tier: StringEnum(TIERS),
+  gdprUrls: nullable(GdprUrls),
+  extensions: ExtensionsSchema,
+  pricing: Pricing,
+  version: Type.String(),
+  rating: Type.Number({ description: 'average review rating, 0 without reviews' }),
+  reviewCount: Type.Integer(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
