@@ -77,6 +77,29 @@ export async function insertRow<T = Record<string, any>>(q: Queryable, table: st
   return q.query<T>(sql, params, name ? { name } : undefined);
 }
 
+/**
+ * `INSERT INTO table (...) VALUES (...), (...), ...` of several rows with the same columns (the
+ * first row's), in one statement: one round trip for a batch.
+ */
+export function insertRowsSql(table: string, rows: readonly Row[], options: InsertOptions = {}): { sql: string; params: unknown[] } {
+  if (!rows.length) throw new Error(`insert into ${table} without rows`);
+  const columns = defined(rows[0]).map(([c]) => c);
+  const params: unknown[] = [];
+  const tuples = rows.map((row) => {
+    if (Object.keys(row).some((k) => row[k] !== undefined && !columns.includes(k))) throw new Error(`insert into ${table}: rows with different columns`);
+    return `(${columns.map((c) => bind(params, c, row[c] ?? null, options.casts)).join(', ')})`;
+  });
+  const sql = `INSERT INTO ${identifier(table)} (${columns.join(', ')}) VALUES ${tuples.join(', ')}`
+    + (options.onConflict ? ` ${options.onConflict}` : '')
+    + (options.returning ? ` RETURNING ${options.returning}` : '');
+  return { sql, params };
+}
+
+export async function insertRows(q: Queryable, table: string, rows: readonly Row[], options: InsertOptions = {}) {
+  const { sql, params } = insertRowsSql(table, rows, options);
+  return q.query(sql, params);
+}
+
 /** The SQL and parameters of `UPDATE table SET a = $1, ... WHERE k = $n AND ...`. */
 export function updateSql(table: string, where: Row, changes: Row, options: WriteOptions = {}): { sql: string; params: unknown[]; name: string | undefined } {
   const sets = defined(changes);
