@@ -49,6 +49,8 @@ import { checkoutRoutes } from './checkout/checkouts.routes.js';
 import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
+import { functionAdminRoutes } from './functions/functions.routes.js';
+import { functionRunRoutes } from './functions/function-runs.routes.js';
 import { emailLogRoutes } from './mail/emails.routes.js';
 import { stripeWebhookRoutes } from './payments/stripe.routes.js';
 import { developerBillingRoutes, operatorPayoutRoutes } from './billing/billing.routes.js';
@@ -182,6 +184,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await admin.register(notificationRoutes, { deps });
       await admin.register(reviewRoutes, { deps });
       await admin.register(storeAddressRoutes, { deps });
+      await admin.register(functionAdminRoutes, { deps });
     }),
   );
 
@@ -191,6 +194,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await dev.register(appRoutes, { deps });
       await dev.register(developerBillingRoutes, { deps });
       await dev.register(deliveryLogRoutes, { deps });
+      await dev.register(functionRunRoutes, { deps });
     }),
   );
 

@@ -8,6 +8,8 @@ import { slugify } from '../slug.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import { parseMoney } from '../money.js';
+import type { DeclaredFunction } from '../functions/functions.repo.js';
+import { readManifestFunctions } from '../functions/manifest-functions.js';
 
 export interface AppFields {
   name?: string;
@@ -17,7 +19,7 @@ export interface AppFields {
   scopes?: string[];
   tier?: string;
   gdprUrls?: { customerDataRequest?: string; customerRedact?: string; shopRedact?: string } | null;
-  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean; shipping?: { ratesUrl: string } };
+  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean; shipping?: { ratesUrl: string }; functions?: DeclaredFunction[] };
   pricing?: { type: 'free' } | { type: 'recurring'; amount: string; currency: string; interval: 'month' | 'year'; trialDays?: number };
   version?: string;
 }
@@ -99,6 +101,8 @@ async function readExtensions(value: any, config: Config): Promise<NonNullable<A
     if (typeof value.shipping !== 'object' || Array.isArray(value.shipping)) throw badRequest('extensions.shipping must be an object');
     out.shipping = { ratesUrl: await url('extensions.shipping.ratesUrl', value.shipping.ratesUrl, config) };
   }
+  // C11.1: declarative functions, parsed and checked now rather than failing at a checkout.
+  if (value.functions !== undefined && value.functions !== null) out.functions = readManifestFunctions(value.functions);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // currency), in C3.1's words.
 import { Type } from 'typebox';
 import { Id, Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
+import { MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from '../functions/runtime/index.js';
 
 const Url = (description: string) => Type.String({ description: `${description}; an http(s) URL that is safe to call (C8.9)` });
 
@@ -14,11 +15,33 @@ const GdprUrls = Type.Object({
   shopRedact: Type.Optional(nullable(Url('shop/redact'))),
 });
 
-/** `extensions` (C3.1): webhooks the app subscribes on install, the sales channel, a shipping app's rates endpoint (C15.3). */
+/** A function as the app shows it: as declared, with title null and configuration {} when not given. */
+const FunctionDeclaration = Type.Object({
+  handle: Type.String({ description: 'lowercase letters, digits and -; unique within the app' }),
+  target: StringEnum(TARGETS, { description: 'where the function runs at a checkout (C11.3)' }),
+  title: nullable(Type.String()),
+  expression: Type.String({ description: `CEL, at most ${MAX_EXPRESSION_CHARS} characters, over \`input\` and \`configuration\` (docs/functions.md)` }),
+  configuration: Type.Record(Type.String(), Type.Unknown(), { description: `a JSON object of at most ${MAX_CONFIGURATION_BYTES} bytes` }),
+});
+
+/**
+ * A function as the manifest gives it. Its fields are checked by src/functions/manifest-functions.ts,
+ * whose 400 names the function's handle (C11.1), which a schema's message could not.
+ */
+const FunctionDeclarationBody = Type.Unknown({
+  description: '{ handle, target, title?, expression, configuration? }: handle lowercase letters, digits and - (unique within the app); '
+    + `target one of ${TARGETS.join(', ')}; expression CEL of at most ${MAX_EXPRESSION_CHARS} characters; configuration a JSON object of at most ${MAX_CONFIGURATION_BYTES} bytes (default {})`,
+});
+
+/**
+ * `extensions` (C3.1): webhooks the app subscribes on install, the sales channel, a shipping app's
+ * rates endpoint (C15.3) and declarative functions (C11.1).
+ */
 export const ExtensionsSchema = Type.Object({
   webhooks: Type.Optional(Type.Array(WebhookExtension)),
   salesChannel: Type.Optional(Type.Boolean()),
   shipping: Type.Optional(Type.Object({ ratesUrl: Url('live shipping rates are asked here (C15.3)') })),
+  functions: Type.Optional(Type.Array(FunctionDeclaration)),
 });
 
 const TIERS = ['free', 'basic', 'pro', 'enterprise'] as const;
@@ -29,6 +52,8 @@ const Pricing = Type.Object({
   interval: Type.Optional(StringEnum(['month', 'year'])),
   trialDays: Type.Optional(Type.Integer({ description: 'recurring: whole days from 0 to 365 (default 0)' })),
 });
+
+const ExtensionsBody = Type.Object({ ...ExtensionsSchema.properties, functions: Type.Optional(Type.Array(FunctionDeclarationBody)) });
 
 /** The create body (`name`, `appUrl` and `scopes` required) and, all optional, the update body. */
 export function appBodySchema(creating: boolean) {
@@ -41,7 +66,7 @@ export function appBodySchema(creating: boolean) {
     scopes: required(Type.Array(Type.String({ description: 'a scope of C6.4' }))),
     tier: Type.Optional(StringEnum(TIERS, { description: 'the rate-limit tier (C6.5)' })),
     gdprUrls: Type.Optional(nullable(GdprUrls)),
-    extensions: Type.Optional(ExtensionsSchema),
+    extensions: Type.Optional(ExtensionsBody),
     pricing: Type.Optional(Type.Object({
       ...Pricing.properties,
       amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99" (a number is taken as its two-decimal form)' })),

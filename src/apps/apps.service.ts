@@ -7,6 +7,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import type { PlatformUser } from '../accounts/jwt.js';
 import { findApp, listDeveloperApps, updateApp, type AppRow } from './apps.repo.js';
 import { readAppFields } from './app-input.js';
+import { syncAppFunctions } from '../functions/functions.repo.js';
 import { badRequest } from '../http/errors.js';
 
 export function appView(deps: Deps, app: AppRow, options: { withSecret: boolean }) {
@@ -43,7 +44,8 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
   for (let n = 1; ; n++) {
     const handle = n === 1 ? base : `${base}-${n}`;
     try {
-      const { rows } = await deps.db.query<AppRow>(
+      const rows = await deps.db.transaction(async (tx) => {
+        const inserted = await tx.query<AppRow>(
         `INSERT INTO apps (id, developer_id, name, handle, client_id, client_secret_enc, app_url, redirect_urls, scopes, tier,
            gdpr_urls, extensions, pricing, version, created_at, updated_at)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$15) RETURNING *`,
@@ -53,7 +55,10 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
           fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(fields.extensions ?? {}),
           JSON.stringify(fields.pricing ?? { type: 'free' }), fields.version ?? '1.0.0', now,
         ],
-      );
+        );
+        await syncAppFunctions(tx, inserted.rows[0].id, fields.extensions?.functions ?? [], now);
+        return inserted.rows;
+      });
       return { app: appView(deps, rows[0], { withSecret: true }) };
     } catch (err) {
       if (!isUniqueViolation(err, 'apps_handle_key')) throw err;
@@ -82,6 +87,8 @@ export async function patchApp(deps: Deps, developer: PlatformUser, appId: strin
   try {
     const app = await deps.db.transaction(async (tx) => {
       const updated = await updateApp(tx, appId, { ...fields }, now);
+      // C11.1: the manifest's functions change on every store at once.
+      if (fields.extensions) await syncAppFunctions(tx, appId, fields.extensions.functions ?? [], now);
       if (fields.version) {
         // C3.3: auto-updating installations that are not pinned follow the new version.
         await tx.query(

@@ -18,6 +18,7 @@ import {
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
 import { paidPeriodRunning } from '../billing/charges.js';
+import { activateAppFunctions, deactivateAppFunctions } from '../functions/functions.repo.js';
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
 export const ACCESS_TTL_S = 24 * 3600;
@@ -166,6 +167,8 @@ async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installatio
       : { ...fresh, trialEndsAt: installation.trial_ends_at };
   }
   await activateInstallationRow(tx, installationId, { scopes, becomingActive, version: app.version, billing, now });
+  // C11.2: installing (or reinstalling) activates the app's functions on the store.
+  if (becomingActive) await activateAppFunctions(tx, app.id, installation.store_id, now);
 }
 
 async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
@@ -203,6 +206,8 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     // C4.7, C10.1: while a paid period runs the app stays `pending_uninstall`; the billing job
     // makes it `uninstalled` when the period ends (C14.12).
     const status = (await paidPeriodRunning(tx, installationId, now)) ? 'pending_uninstall' : 'uninstalled';
+    // C11.2: its functions stop running on the store at once, and stay listed.
+    await deactivateAppFunctions(tx, installation.app_id, storeId, now);
     return markUninstalled(tx, installationId, status, now);
   });
   deps.tokens.evictInstallation(installationId);

@@ -2,14 +2,14 @@
 // `webhook-retention` (C8.10), and what a worker process runs on its own.
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
-import { pruneDeliveryBodies, runScheduledRetention } from './retention.js';
+import { applyRetention, runScheduledRetention } from './retention.js';
 
 /** How often a worker looks for work without being woken (missed NOTIFY, retries coming due). */
 export const DELIVERY_POLL_MS = 1000;
 
 export function registerWebhookJobs(deps: Deps): void {
   deps.jobs.register('webhook-deliveries', async () => ({ processed: await deps.webhooks.runDue() }));
-  deps.jobs.register('webhook-retention', async () => ({ processed: await pruneDeliveryBodies(deps) }));
+  deps.jobs.register('webhook-retention', async () => ({ processed: await applyRetention(deps) }));
 }
 
 export function scheduleWebhookWorkers(deps: Deps, scheduler: Scheduler): void {

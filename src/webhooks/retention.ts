@@ -1,6 +1,7 @@
 // C8.10: request and response bodies of finished deliveries are pruned after
 // SVC_DELIVERY_RETENTION_DAYS; the delivery record, its status and its attempt history stay.
 import type { Deps } from '../deps.js';
+import { deleteRunsBefore } from '../functions/function-runs.repo.js';
 
 const PRUNE_BATCH = 5000;
 
@@ -23,6 +24,22 @@ export async function pruneDeliveryBodies(deps: Pick<Deps, 'db' | 'clock' | 'con
   }
 }
 
+/** C11.5: function run records are kept as long as delivery bodies, then deleted whole. */
+export async function deleteExpiredFunctionRuns(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
+  const cutoff = new Date(deps.clock.nowMs() - deps.config.deliveryRetentionDays * 86_400_000);
+  let deleted = 0;
+  for (;;) {
+    const n = await deleteRunsBefore(deps.db, cutoff, PRUNE_BATCH);
+    deleted += n;
+    if (n < PRUNE_BATCH) return deleted;
+  }
+}
+
+/** Everything kept for SVC_DELIVERY_RETENTION_DAYS: delivery bodies (C8.10) and function runs (C11.5). */
+export async function applyRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
+  return (await pruneDeliveryBodies(deps)) + (await deleteExpiredFunctionRuns(deps));
+}
+
 /**
  * The scheduled run: once per UTC hour of the service clock, recorded in job_runs so that several
  * workers, or a restart, run one hour once (design.md).
@@ -35,7 +52,7 @@ export async function runScheduledRetention(deps: Pick<Deps, 'db' | 'clock' | 'c
     [period, now],
   );
   if (!rowCount) return;
-  const processed = await pruneDeliveryBodies(deps);
+  const processed = await applyRetention(deps);
   await deps.db.query(`UPDATE job_runs SET finished_at = $3, processed = $4 WHERE job = 'webhook-retention' AND period_key = $1 AND started_at = $2`, [
     period, now, deps.clock.now(), processed,
   ]);

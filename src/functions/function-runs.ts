@@ -1,0 +1,35 @@
+// The developer's view of function runs (C11.6): logs (records without input and output, paged)
+// and runs (whole records, the newest `limit`). The caller must own the app (403 for another
+// developer's, 404 for an unknown one); the handle must name one of its functions, or be `all`.
+import type { Deps } from '../deps.js';
+import type { PlatformUser } from '../accounts/jwt.js';
+import { ownedApp } from '../apps/apps.service.js';
+import { badRequest, notFound } from '../http/errors.js';
+import type { Page } from '../http/paging.js';
+import { appFunctions } from './functions.repo.js';
+import { countRuns, listRuns, RUN_STATUSES, type RunFilter, type RunStatus } from './function-runs.repo.js';
+import { runLogView, runView } from './function-view.js';
+
+/** `all` covers every function of the app (C11.6). */
+export const ALL_FUNCTIONS = 'all';
+
+async function runFilter(deps: Deps, developer: PlatformUser, appId: string, handle: string, status: string | undefined): Promise<RunFilter> {
+  const app = await ownedApp(deps, developer, appId);
+  if (handle !== ALL_FUNCTIONS && !(await appFunctions(deps.db, app.id)).some((f) => f.handle === handle)) throw notFound('Function not found');
+  if (status !== undefined && !RUN_STATUSES.includes(status as RunStatus)) throw badRequest(`status must be one of ${RUN_STATUSES.join(', ')}`);
+  return { appId: app.id, handle: handle === ALL_FUNCTIONS ? null : handle, status: (status as RunStatus | undefined) ?? null };
+}
+
+const opener = (deps: Deps) => (sealed: string) => deps.secrets.open(sealed);
+
+export async function functionLogs(deps: Deps, developer: PlatformUser, appId: string, handle: string, status: string | undefined, page: Page) {
+  const filter = await runFilter(deps, developer, appId, handle, status);
+  const [rows, total] = await Promise.all([listRuns(deps.db, filter, page, false), countRuns(deps.db, filter)]);
+  return { logs: rows.map((r) => runLogView(r, opener(deps))), total };
+}
+
+export async function functionRuns(deps: Deps, developer: PlatformUser, appId: string, handle: string, status: string | undefined, limit: number) {
+  const filter = await runFilter(deps, developer, appId, handle, status);
+  const rows = await listRuns(deps.db, filter, { limit, offset: 0 }, true);
+  return { runs: rows.map((r) => runView(r, opener(deps))) };
+}

@@ -1,0 +1,35 @@
+// `extensions.functions` of the app manifest (C11.1), checked when an app is created or updated:
+// each function's handle, target, expression (parsed and checked by the function runtime, the
+// very code that later runs it) and configuration. A problem is a 400 that names the function.
+import { badRequest } from '../http/errors.js';
+import { slugify } from '../slug.js';
+import { compileFunction, configurationProblem, isTarget, TARGETS } from './runtime/index.js';
+import type { DeclaredFunction } from './functions.repo.js';
+
+export function readManifestFunctions(value: unknown): DeclaredFunction[] {
+  if (!Array.isArray(value)) throw badRequest('extensions.functions must be an array');
+  const seen = new Set<string>();
+  return value.map((entry: unknown, i) => {
+    const at = `extensions.functions[${i}]`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw badRequest(`${at} must be an object`);
+    const f = entry as Record<string, unknown>;
+    const handle = f.handle;
+    if (typeof handle !== 'string' || !handle || slugify(handle) !== handle) throw badRequest(`${at}.handle must be lowercase letters, digits and -`);
+    const named = `${at} (${handle})`;
+    if (seen.has(handle)) throw badRequest(`${named}: handle is used by another function of this app`);
+    seen.add(handle);
+    if (!isTarget(f.target)) throw badRequest(`${named}: target must be one of ${TARGETS.join(', ')}`);
+    if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
+    const compiled = compileFunction(f.expression);
+    if (!compiled.ok) throw badRequest(`${named}: ${compiled.problem}`);
+    const problem = configurationProblem(f.configuration);
+    if (problem) throw badRequest(`${named}: configuration ${problem.replace(/^configuration /, '')}`);
+    return {
+      handle,
+      target: f.target,
+      title: typeof f.title === 'string' ? f.title : null,
+      expression: f.expression as string,
+      configuration: (f.configuration ?? {}) as Record<string, unknown>,
+    };
+  });
+}
