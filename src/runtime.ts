@@ -21,6 +21,7 @@ import { WebhookHttp } from './webhooks/http-client.js';
 import { RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
+import { lazyFunctionRunner } from './functions/function-runner.js';
 
 export interface RuntimeOptions {
   db?: Db;
@@ -64,6 +65,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       jobs: new JobRegistry(log, metrics),
       webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS),
+      functions: lazyFunctionRunner(),
       log,
       metrics,
     };
@@ -76,6 +78,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await flushMail();
         await deps.webhooks.close();
         await deps.rateHttp.close();
+        await deps.functions.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();

@@ -262,3 +262,68 @@ describe('C11.5, C11.6 run records: logs and runs', () => {
     expect(rows).toHaveLength(4);
   });
 });
+
+describe('C11.7 trying and replaying', () => {
+  const RUNAWAY = 'input.big.all(a, input.big.all(b, input.big.all(c, a + b + c >= 0.0)))';
+  const HIDE_BY_CONFIG = '{"operations": [{"hide": {"handle": configuration.hide}}]}';
+
+  it('runs an expression on the given input and answers its outcome, recording nothing', async () => {
+    const { app } = await appWithFunctions([fn('any')]);
+    const url = `/apps/developer/${app.appId}/functions/run`;
+    const ok = await h.req('POST', url, {
+      token: app.developerToken,
+      body: { target: DELIVERY, expression: '{"operations": input.deliveryOptions.filter(o, double(o.price) > 10.0).map(o, {"hide": {"handle": o.handle}})}', input: { deliveryOptions: [{ handle: 'a', price: '5.00' }, { handle: 'b', price: '12.50' }] } },
+    });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json().data).toEqual({ status: 'success', errorType: null, errorMessage: null, output: { operations: [{ hide: { handle: 'b' } }] }, durationMs: expect.any(Number) });
+
+    const runtime = await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: 'input.missing.field', input: {} } });
+    expect(runtime.json().data).toMatchObject({ status: 'failure', errorType: 'RuntimeError', output: null });
+    const invalid = await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: '{"operations": [{"explode": {}}]}', input: {} } });
+    expect(invalid.json().data).toMatchObject({ status: 'failure', errorType: 'InvalidOutputError' });
+    const slow = await h.req('POST', url, { token: app.developerToken, body: { target: VALIDATION, expression: RUNAWAY, input: { big: Array.from({ length: 200 }, (_, i) => i) } } });
+    expect(slow.json().data).toMatchObject({ status: 'failure', errorType: 'TimeoutError' });
+    const configured = await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: HIDE_BY_CONFIG, input: {}, configuration: { hide: 'x' } } });
+    expect(configured.json().data.output).toEqual({ operations: [{ hide: { handle: 'x' } }] });
+
+    expectEnvelopeError(await h.req('POST', url, { token: app.developerToken, body: { target: 'nope', expression: '1', input: {} } }), 400, /target must be one of/);
+    expectEnvelopeError(await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: '{"a": ', input: {} } }), 400, /does not parse/);
+    const other = await signupPartner(h);
+    expectEnvelopeError(await h.req('POST', url, { token: other.token, body: { target: DELIVERY, expression: '1', input: {} } }), 403);
+    const { rows } = await h.db.query('SELECT count(*)::int AS n FROM function_runs WHERE app_id = $1', [app.appId]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it("replays a recorded run's input with the current expression, or a new one, and the store's configuration now", async () => {
+    const merchant = await signupMerchant(h);
+    const { app } = await appWithFunctions([fn('hider', DELIVERY, { expression: HIDE_BY_CONFIG, configuration: { hide: 'from-manifest' } })]);
+    await installApp(h, merchant, app);
+    const [f] = ofApp(await storeFunctions(merchant), app);
+    const runId = uuidv7();
+    const base = {
+      appId: app.appId, storeId: merchant.storeId, functionId: f.functionId, functionHandle: 'hider', target: DELIVERY, status: 'success' as const,
+      errorType: null, errorMessage: null, inputBytes: 10, output: { operations: [] }, outputBytes: 17, durationMs: 1, checkoutId: null,
+      checkoutTokenSealed: null, createdAt: new Date(h.deps.clock.nowMs()),
+    };
+    await insertRuns(h.deps.db, [{ ...base, id: runId, input: { deliveryOptions: [{ handle: 'x' }] } }]);
+    const url = `/apps/developer/${app.appId}/functions/hider/runs/${runId}/replay`;
+
+    const current = await h.req('POST', url, { token: app.developerToken });
+    expect(current.statusCode, current.body).toBe(200);
+    expect(current.json().data.output).toEqual({ operations: [{ hide: { handle: 'from-manifest' } }] });
+
+    await h.req('PATCH', `/functions/${f.functionId}`, { token: merchant.token, body: { configuration: { hide: 'from-merchant' } } });
+    const configured = await h.req('POST', url, { token: app.developerToken, body: {} });
+    expect(configured.json().data.output).toEqual({ operations: [{ hide: { handle: 'from-merchant' } }] });
+
+    const rewritten = await h.req('POST', url, { token: app.developerToken, body: { expression: '{"operations": input.deliveryOptions.map(o, {"rename": {"handle": o.handle, "title": "Renamed"}})}' } });
+    expect(rewritten.json().data.output).toEqual({ operations: [{ rename: { handle: 'x', title: 'Renamed' } }] });
+    expectEnvelopeError(await h.req('POST', url, { token: app.developerToken, body: { expression: '(' } }), 400, /does not parse/);
+
+    expectEnvelopeError(await h.req('POST', `/apps/developer/${app.appId}/functions/hider/runs/${uuidv7()}/replay`, { token: app.developerToken }), 404);
+    expectEnvelopeError(await h.req('POST', `/apps/developer/${app.appId}/functions/nope/runs/${runId}/replay`, { token: app.developerToken }), 404);
+    const erased = uuidv7();
+    await insertRuns(h.deps.db, [{ ...base, id: erased, input: null }]);
+    expectEnvelopeError(await h.req('POST', `/apps/developer/${app.appId}/functions/hider/runs/${erased}/replay`, { token: app.developerToken }), 409, /erased/);
+  });
+});

@@ -10,6 +10,19 @@ import { typed } from '../http/typed.js';
 import { RUN_STATUSES } from './function-runs.repo.js';
 import { ALL_FUNCTIONS, functionLogs, functionRuns } from './function-runs.js';
 import { RunLogSchema, RunSchema } from './function-view.js';
+import { replayRun, tryFunction } from './function-try.js';
+import { ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from './runtime/index.js';
+import { nullable, StringEnum } from '../http/schemas.js';
+
+/** C11.7: what trying or replaying answers. */
+const OutcomeSchema = Type.Object({
+  status: StringEnum(['success', 'failure']),
+  errorType: nullable(StringEnum(ERROR_TYPES)),
+  errorMessage: nullable(Type.String()),
+  output: Type.Unknown({ description: 'the output (C11.3); null when the run failed' }),
+  durationMs: Type.Number(),
+});
+const expression = Type.String({ description: `CEL, at most ${MAX_EXPRESSION_CHARS} characters` });
 
 const tags = ['functions'];
 const params = Type.Object({
@@ -43,5 +56,32 @@ export async function functionRunRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request) => {
     const { limit } = parsePage(request.query, { limit: 50, max: 250 });
     return envelope(await functionRuns(deps, request.user!, request.params.appId, request.params.handle, request.query.status, limit));
+  });
+
+  app.post('/apps/developer/:appId/functions/run', {
+    schema: {
+      tags, summary: 'Try an expression on an input of your own (C11.7): the outcome, nothing recorded',
+      params: Type.Object({ appId: Id('the app id') }),
+      body: Type.Object({
+        target: Type.String({ description: `one of ${TARGETS.join(', ')}` }),
+        expression,
+        input: Type.Unknown({ description: 'the input the function is given (C11.3), e.g. { checkout, shop, deliveryOptions }' }),
+        configuration: Type.Optional(Type.Unknown({ description: `a JSON object of at most ${MAX_CONFIGURATION_BYTES} bytes (default {})` })),
+      }),
+      response: { 200: envelopeOf(OutcomeSchema) },
+    },
+  }, async (request) => envelope(await tryFunction(deps, request.user!, request.params.appId, request.body)));
+
+  app.post('/apps/developer/:appId/functions/:handle/runs/:runId/replay', {
+    config: { errors: { 409: "The run's input was erased with its customer's data" } },
+    schema: {
+      tags, summary: "Run a recorded run's input again, with the function's current expression or the one given, and its current configuration (C11.7)",
+      params: Type.Object({ appId: Id('the app id'), handle: Type.String({ description: "the function's handle" }), runId: Id('the run') }),
+      body: nullable(Type.Object({ expression: Type.Optional(expression) })),
+      response: { 200: envelopeOf(OutcomeSchema) },
+    },
+  }, async (request) => {
+    const { appId, handle, runId } = request.params;
+    return envelope(await replayRun(deps, request.user!, appId, handle, runId, request.body ?? {}));
   });
 }

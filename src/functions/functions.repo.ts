@@ -191,3 +191,12 @@ export async function changeStoreFunction(
   }
   return 'changed';
 }
+
+/** The configuration a store's function runs with now (the merchant's or the manifest's); null when it is gone. */
+export async function storeFunctionConfiguration(q: Queryable, functionId: string): Promise<Record<string, unknown> | null> {
+  const { rows } = await q.query<{ configuration: Record<string, unknown> }>(
+    'SELECT coalesce(s.configuration, f.configuration) AS configuration FROM store_functions s JOIN app_functions f ON f.id = s.app_function_id WHERE s.id = $1',
+    [functionId],
+  );
+  return rows[0]?.configuration ?? null;
+}

@@ -1,0 +1,16 @@
+// The service's one function runner (the pool of src/functions/runtime/pool.ts), started on first
+// use: a process that never runs a function (a worker, most test files) starts no threads.
+import { createFunctionRunner, type FunctionRunner, type FunctionRunnerOptions, type FunctionRunnerStats } from './runtime/index.js';
+
+export function lazyFunctionRunner(options: FunctionRunnerOptions = {}): FunctionRunner {
+  let runner: FunctionRunner | null = null;
+  const started = () => (runner ??= createFunctionRunner(options));
+  return {
+    run: (request) => started().run(request),
+    ready: () => started().ready(),
+    stats: (): FunctionRunnerStats => runner?.stats() ?? { threads: 0, inFlight: 0, runs: 0, timeouts: 0, saturated: 0, workersReplaced: 0 },
+    close: async () => {
+      await runner?.close();
+    },
+  };
+}

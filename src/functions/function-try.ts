@@ -1,0 +1,53 @@
+// Trying functions (C11.7): a developer runs an expression on an input of their own, or replays a
+// recorded run (its input, with the function's current expression or one given, and its current
+// configuration). Both run in the same pool, with the same limits, as a checkout's runs; neither
+// records a run nor touches a checkout.
+import type { Deps } from '../deps.js';
+import type { PlatformUser } from '../accounts/jwt.js';
+import { ownedApp } from '../apps/apps.service.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { isUuid } from '../ids.js';
+import { appFunctions, storeFunctionConfiguration } from './functions.repo.js';
+import { findRun } from './function-runs.repo.js';
+import { runView } from './function-view.js';
+import { compileFunction, configurationProblem, isTarget, TARGETS, type RunResult } from './runtime/index.js';
+
+export interface TryRun {
+  target: string;
+  expression: string;
+  input: unknown;
+  configuration?: unknown;
+}
+
+/** What C11.7 answers: the run's outcome, no record. */
+const outcome = (r: RunResult) => ({ status: r.status, errorType: r.errorType, errorMessage: r.errorMessage, output: r.output, durationMs: r.durationMs });
+
+/** An expression that cannot run is the caller's mistake (400), as on app create (C11.1). */
+function assertCompiles(expression: string) {
+  const compiled = compileFunction(expression);
+  if (!compiled.ok) throw badRequest(compiled.problem, { expression: [compiled.problem.replace(/^expression /, '')] });
+}
+
+export async function tryFunction(deps: Deps, developer: PlatformUser, appId: string, body: TryRun) {
+  await ownedApp(deps, developer, appId);
+  if (!isTarget(body.target)) throw badRequest(`target must be one of ${TARGETS.join(', ')}`);
+  assertCompiles(body.expression);
+  const problem = configurationProblem(body.configuration);
+  if (problem) throw badRequest(problem);
+  return outcome(await deps.functions.run({ target: body.target, expression: body.expression, input: body.input, configuration: body.configuration ?? {} }));
+}
+
+export async function replayRun(deps: Deps, developer: PlatformUser, appId: string, handle: string, runId: string, body: { expression?: string }) {
+  const app = await ownedApp(deps, developer, appId);
+  const declared = (await appFunctions(deps.db, app.id)).find((f) => f.handle === handle);
+  if (!declared) throw notFound('Function not found');
+  const run = isUuid(runId) ? await findRun(deps.db, app.id, handle, runId) : null;
+  if (!run) throw notFound('Run not found');
+  const { input } = runView(run, (sealed) => deps.secrets.open(sealed));
+  if (input === null) throw conflict("This run's input was erased with its customer's data (C9)");
+  const expression = body.expression ?? declared.expression;
+  if (body.expression !== undefined) assertCompiles(expression);
+  // The function's configuration on the run's store now; the manifest's if the store has none.
+  const configuration = (await storeFunctionConfiguration(deps.db, run.function_id)) ?? declared.configuration;
+  return outcome(await deps.functions.run({ target: declared.target, expression, input, configuration }));
+}
