@@ -81,7 +81,15 @@ export function eligible(line: Pick<PriceLine, 'productId'>, discount: AppliedDi
  * hundredths (1 for USD, 100 for JPY: src/currencies.ts): computed discounts and tax are whole
  * steps, so a yen order never gets a fraction of a yen.
  */
-export function computeTotals(lines: PriceLine[], shippingMinor: number, discount: AppliedDiscount | null, taxRatePpm: number | null, step = 1): OrderTotals {
+export function computeTotals(
+  lines: PriceLine[],
+  shippingMinor: number,
+  discount: AppliedDiscount | null,
+  taxRatePpm: number | null,
+  step = 1,
+  /** Per line, taken off after the code: the automatic discounts of C11.3, never more than what is left of a line. */
+  automaticLineMinor: readonly number[] = [],
+): OrderTotals {
   const lineMinors = lines.map((l) => l.unitMinor * l.quantity);
   const itemsMinor = lineMinors.reduce((s, x) => s + x, 0);
   let lineDiscounts = lines.map(() => 0);
@@ -96,6 +104,7 @@ export function computeTotals(lines: PriceLine[], shippingMinor: number, discoun
     if (discount.type !== 'FreeShipping') lineDiscounts = allocate(steps, weights).map((n) => n * step);
     else shippingDiscountMinor = shippingMinor;
   }
+  lineDiscounts = lineDiscounts.map((d, i) => d + Math.max(0, Math.min(automaticLineMinor[i] ?? 0, lineMinors[i] - d)));
   const out = lines.map((_, i) => ({ lineMinor: lineMinors[i], discountMinor: lineDiscounts[i], finalLineMinor: lineMinors[i] - lineDiscounts[i] }));
   const lineDiscountMinor = lineDiscounts.reduce((s, x) => s + x, 0);
   const subtotalMinor = itemsMinor - lineDiscountMinor;

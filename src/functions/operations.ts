@@ -1,0 +1,123 @@
+// What the outputs of a target's functions do to a checkout (C11.3), applied in activation order.
+// Pure: no database, no clock. The outputs have already passed the target's schema
+// (src/functions/runtime/targets.ts); an operation naming an unknown handle or line is ignored.
+import { allocate, mulDivRound } from '../orders/pricing.js';
+
+type Operation = Record<string, Record<string, unknown>>;
+/** A successful run's output: `{ operations: [...] }`. */
+export interface FunctionOutput {
+  operations: Operation[];
+}
+
+const operationsOf = (outputs: readonly FunctionOutput[]) => outputs.flatMap((o) => o.operations);
+
+/**
+ * hide, rename and move (delivery options, payment methods): each function's operations in turn,
+ * over the list as the previous ones left it. A move's index past the end moves to the end.
+ */
+export function applyTransforms<T extends { handle: string; title: string }>(items: readonly T[], outputs: readonly FunctionOutput[]): T[] {
+  let list = items.map((item) => ({ ...item }));
+  for (const op of operationsOf(outputs)) {
+    if (op.hide) list = list.filter((item) => item.handle !== op.hide.handle);
+    else if (op.rename) {
+      const item = list.find((i) => i.handle === op.rename.handle);
+      if (item) item.title = String(op.rename.title);
+    } else if (op.move) {
+      const at = list.findIndex((i) => i.handle === op.move.handle);
+      if (at === -1) continue;
+      const [item] = list.splice(at, 1);
+      list.splice(Math.min(Number(op.move.index), list.length), 0, item);
+    }
+  }
+  return list;
+}
+
+export interface ValidationError {
+  message: string;
+  target: string;
+}
+
+/** validationAdd: the errors whose target is `cart` or one of the checkout's line ids. */
+export function collectValidationErrors(outputs: readonly FunctionOutput[], lineIds: readonly string[]): ValidationError[] {
+  const errors: ValidationError[] = [];
+  for (const op of operationsOf(outputs)) {
+    for (const e of (op.validationAdd?.errors as ValidationError[] | undefined) ?? []) {
+      if (e.target === 'cart' || lineIds.includes(e.target)) errors.push({ message: e.message, target: e.target });
+    }
+  }
+  return errors;
+}
+
+export interface DiscountLine {
+  id: string;
+  /** price x quantity, in hundredths. */
+  lineMinor: number;
+  /** What the discount code already takes off this line. */
+  codeDiscountMinor: number;
+}
+
+export interface AutomaticDiscount {
+  title: string;
+  valueType: 'percentage' | 'fixed_amount';
+  /** The percentage, or the fixed amount per line or for the order, as a decimal string. */
+  value: string;
+  /** What it takes off each line (in the order of the lines given). */
+  lineAmountsMinor: number[];
+  amountMinor: number;
+}
+
+type DiscountValue = { percentage?: number; fixedAmount?: string };
+
+/** "5", "5.00", "4.999" -> hundredths, half up (the output schema allows up to 6 decimals). */
+function hundredthsOf(decimal: string): number {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
+  if (!m) return 0;
+  const frac = (m[2] ?? '').padEnd(3, '0');
+  return Number(m[1]) * 100 + Number(frac.slice(0, 2)) + (Number(frac[2]) >= 5 ? 1 : 0);
+}
+
+/**
+ * orderDiscountAdd and productDiscountAdd (C11.3), after the discount code, in activation order.
+ * A percentage is of the subtotal (of each named line for a product discount), never of what other
+ * discounts left; a product discount's fixed amount applies to each named line. Each is capped by
+ * what is left: a line's discounts never exceed the line, and so the total never exceeds the
+ * subtotal. An order discount is shared over the lines by what is left of each. `step` is the
+ * currency's smallest amount in hundredths (100 for JPY): amounts are whole steps.
+ */
+export function computeAutomaticDiscounts(lines: readonly DiscountLine[], outputs: readonly FunctionOutput[], step = 1): AutomaticDiscount[] {
+  const left = lines.map((l) => Math.max(0, l.lineMinor - l.codeDiscountMinor));
+  const itemsMinor = lines.reduce((s, l) => s + l.lineMinor, 0);
+  const out: AutomaticDiscount[] = [];
+  const stepsOf = (minor: number) => Math.floor(minor / step);
+  for (const op of operationsOf(outputs)) {
+    const spec = op.orderDiscountAdd ?? op.productDiscountAdd;
+    if (!spec) continue;
+    const value = spec.value as DiscountValue;
+    const percentBp = value.percentage !== undefined ? Math.round(value.percentage * 100) : null;
+    const fixedMinor = value.fixedAmount !== undefined ? hundredthsOf(value.fixedAmount) : 0;
+    const amounts = lines.map(() => 0);
+    if (op.orderDiscountAdd) {
+      const wanted = percentBp !== null ? mulDivRound(itemsMinor, percentBp, 10_000 * step) : stepsOf(fixedMinor);
+      const room = left.map(stepsOf);
+      const steps = Math.min(wanted, room.reduce((s, x) => s + x, 0));
+      allocate(steps, room).forEach((n, i) => (amounts[i] = n * step));
+    } else {
+      const named = new Set((spec.lineIds as string[]).filter((id) => lines.some((l) => l.id === id)));
+      if (!named.size) continue;
+      lines.forEach((line, i) => {
+        if (!named.has(line.id)) return;
+        const wanted = percentBp !== null ? mulDivRound(line.lineMinor, percentBp, 10_000 * step) : stepsOf(fixedMinor);
+        amounts[i] = Math.min(wanted, stepsOf(left[i])) * step;
+      });
+    }
+    amounts.forEach((a, i) => (left[i] -= a));
+    out.push({
+      title: String(spec.message),
+      valueType: percentBp !== null ? 'percentage' : 'fixed_amount',
+      value: percentBp !== null ? (percentBp / 100).toFixed(2) : (fixedMinor / 100).toFixed(2),
+      lineAmountsMinor: amounts,
+      amountMinor: amounts.reduce((s, x) => s + x, 0),
+    });
+  }
+  return out;
+}
