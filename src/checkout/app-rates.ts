@@ -3,8 +3,9 @@
 // `extensions.shipping.ratesUrl` is asked, all in parallel, with one signed request body; each
 // answer (or failure) is cached per app and body. An app that is slow, down, blocked or wrong
 // yields no rates and costs the buyer at most the timeout: nothing here throws for an app's sake.
-// Two queries per quote whatever the number of apps: the apps with the store's address, then
-// their cached answers.
+// Two queries per quote whatever the number of apps: the apps with the store's address (unless the
+// checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then their cached
+// answers.
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
@@ -29,6 +30,8 @@ export interface RateQuote {
   /** The buyer's shipping address; without `country_code` there are no rates. */
   destination: ShippingAddress;
   items: RateItem[];
+  /** The apps to ask and the store's address when already read (`findCheckoutForQuote`); else read here. */
+  shipping?: ShippingApps;
 }
 
 export interface QuoteOptions {
@@ -44,11 +47,16 @@ export interface ShippingApp {
   shopDomain: string;
 }
 
+export interface ShippingApps {
+  apps: ShippingApp[];
+  origin: StoreAddress;
+}
+
 /**
  * The apps to ask (actively installed on the store, `write_shipping` granted, a ratesUrl declared),
  * and the store's address (C15.4; every field null when none was saved), in one query.
  */
-export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<{ apps: ShippingApp[]; origin: StoreAddress }> {
+export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<ShippingApps> {
   const { rows } = await deps.db.query<ShippingApp & StoreAddress>(
     `SELECT a.id, a.handle, a.extensions->'shipping'->>'ratesUrl' AS "ratesUrl", a.client_secret_enc AS "secretEnc", s.slug AS "shopDomain",
             sa.address1, sa.address2, sa.city, sa.province, sa.country, sa.zip, sa.phone
@@ -113,7 +121,7 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: st
  */
 export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<ShippingRate[]> {
   if (!quote.items.some((i) => i.requiresShipping) || !quote.destination.country_code) return [];
-  const { apps, origin } = await shippingAppsOf(deps, quote.storeId);
+  const { apps, origin } = quote.shipping ?? (await shippingAppsOf(deps, quote.storeId));
   if (!apps.length) return [];
   const currency = quote.currency.toUpperCase();
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
