@@ -14,6 +14,7 @@ import type { TierCache } from './ratelimit/tier-cache.js';
 import type { WebhookEngine } from './webhooks/engine.js';
 import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
+import type { RateMemo } from './checkout/rate-memo.js';
 
 export interface Deps {
   config: Config;
@@ -34,6 +35,8 @@ export interface Deps {
    * never waits behind webhook deliveries to the same host, with C15.3's 5-second deadline.
    */
   rateHttp: WebhookHttp;
+  /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */
+  rateMemo: RateMemo;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

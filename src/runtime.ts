@@ -19,6 +19,7 @@ import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
 import { WebhookHttp } from './webhooks/http-client.js';
 import { RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
+import { RateMemo } from './checkout/rate-memo.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 
@@ -64,6 +65,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       jobs: new JobRegistry(log, metrics),
       webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS),
+      rateMemo: new RateMemo(),
       log,
       metrics,
     };

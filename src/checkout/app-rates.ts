@@ -3,19 +3,20 @@
 // `extensions.shipping.ratesUrl` is asked, all in parallel, with one signed request body; each
 // answer (or failure) is cached per app and body. An app that is slow, down, blocked or wrong
 // yields no rates and costs the buyer at most the timeout: nothing here throws for an app's sake.
-// Two queries per quote whatever the number of apps: the apps with the store's address (unless the
-// checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then their cached
-// answers.
+// At most two queries per quote whatever the number of apps: the apps with the store's address
+// (none when the checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then
+// the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all.
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
-import { cacheAnswer, cachedAnswers } from './rate-cache.js';
+import { answerExpiresMs, cacheAnswer, cachedAnswers } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
 import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
+import type { MemoAnswer } from './rate-memo.js';
 
 /** C15.3: each app has 5 seconds (connect, answer and body together). */
 export const RATE_REQUEST_TIMEOUT_MS = 5000;
@@ -104,13 +105,40 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: st
   if (!ok || rates === null) {
     deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
   }
+  // Remembered here first, so this process answers the next quote from memory even while the row is written.
+  const expiresMs = answerExpiresMs(deps.clock.nowMs(), ok);
+  deps.rateMemo.set(app.id, bodySha256, { ratesUrl: app.ratesUrl, rates: rates ?? [], expiresMs });
   try {
-    await cacheAnswer(deps, app.id, bodySha256, app.ratesUrl, ok, rates ?? []);
+    await cacheAnswer(deps, app.id, bodySha256, app.ratesUrl, ok, rates ?? [], expiresMs);
   } catch (err) {
     // The buyer still gets the rates; the next quote simply asks again.
     deps.log.error({ err, app: app.handle }, 'caching shipping rates failed');
   }
   return rates ?? [];
+}
+
+/**
+ * The live cached answers to this body from each app's current ratesUrl: this process's memory
+ * first, the shared table only for the apps it does not know (no query when it knows them all).
+ */
+async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
+  const nowMs = deps.clock.nowMs();
+  const found = new Map<string, MemoAnswer>();
+  const unknown: ShippingApp[] = [];
+  for (const app of apps) {
+    const hit = deps.rateMemo.get(app.id, bodySha256, nowMs);
+    if (hit && hit.ratesUrl === app.ratesUrl) found.set(app.id, hit);
+    else unknown.push(app);
+  }
+  if (!unknown.length) return found;
+  const stored = await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
+  for (const app of unknown) {
+    const hit = stored.get(app.id);
+    if (!hit || hit.ratesUrl !== app.ratesUrl) continue;
+    deps.rateMemo.set(app.id, bodySha256, hit);
+    found.set(app.id, hit);
+  }
+  return found;
 }
 
 /**
@@ -126,12 +154,12 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   const currency = quote.currency.toUpperCase();
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
   const bodySha256 = sha256Hex(body);
-  const cached = await cachedAnswers(deps, apps.map((a) => a.id), bodySha256);
+  const cached = await cachedAnswersOf(deps, apps, bodySha256);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const answers = await Promise.all(
     apps.map((app) => {
       const hit = cached.get(app.id);
-      if (hit && hit.ratesUrl === app.ratesUrl) return hit.rates;
+      if (hit) return hit.rates;
       return askApp(deps, app, body, bodySha256, currency, timeoutMs).catch((err) => {
         // Unexpected (a secret that does not open): this app is skipped, never the checkout.
         deps.log.error({ err, app: app.handle }, 'shipping rate request failed');

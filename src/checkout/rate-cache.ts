@@ -5,6 +5,7 @@
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
 import type { AppRate } from './rate-reply.js';
+import type { MemoAnswer } from './rate-memo.js';
 
 export const CACHE_AFTER_SUCCESS_MS = 15 * 60_000;
 export const CACHE_AFTER_FAILURE_MS = 30_000;
@@ -14,20 +15,23 @@ const PURGE_BATCH = 5000;
  * The live cached answers to this body, by app: one query for every app of a quote. An answer
  * from another ratesUrl than the app's current one does not count (the caller checks `ratesUrl`).
  */
-export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, { ratesUrl: string; rates: AppRate[] }>> {
-  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[] }>(
-    `SELECT app_id, rates_url, rates FROM shipping_rate_cache
+export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
+  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[]; expires_at: Date }>(
+    `SELECT app_id, rates_url, rates, expires_at FROM shipping_rate_cache
       WHERE app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND body_sha256 = $2 AND expires_at > $3`,
     // A list travels as JSON text: the one form both drivers' named statements take.
     [JSON.stringify(appIds), bodySha256, deps.clock.now()],
     { name: 'shipping_rate_cache_get' },
   );
-  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates }]));
+  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates, expiresMs: new Date(r.expires_at).getTime() }]));
 }
 
-/** `ok`: the app answered 2xx (cached 15 minutes); otherwise 30 seconds, with no rates. */
-export async function cacheAnswer(deps: Pick<Deps, 'db' | 'clock'>, appId: string, bodySha256: string, ratesUrl: string, ok: boolean, rates: AppRate[]): Promise<void> {
-  const expires = new Date(deps.clock.nowMs() + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS));
+/** When an answer given now expires: `ok` (the app answered 2xx) 15 minutes, otherwise 30 seconds. */
+export const answerExpiresMs = (nowMs: number, ok: boolean) => nowMs + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS);
+
+/** `ok`: the app answered 2xx (cached 15 minutes); otherwise 30 seconds, with no rates. `expiresMs` when the caller computed it. */
+export async function cacheAnswer(deps: Pick<Deps, 'db' | 'clock'>, appId: string, bodySha256: string, ratesUrl: string, ok: boolean, rates: AppRate[], expiresMs = answerExpiresMs(deps.clock.nowMs(), ok)): Promise<void> {
+  const expires = new Date(expiresMs);
   await deps.db.query(
     `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
      ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
