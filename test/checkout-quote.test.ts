@@ -13,7 +13,10 @@ import type { QueryOptions } from '../src/db/db.js';
 import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
 import { catalogLine, findCheckoutForQuote, type AskedLine } from '../src/checkout/checkouts.repo.js';
 import { findZonesForCountry } from '../src/checkout/zone-rates.js';
-import { shippingAppsOf } from '../src/checkout/app-rates.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RATE_CONNECTIONS_PER_ORIGIN, shippingAppsOf } from '../src/checkout/app-rates.js';
+import { PER_HOST_CONCURRENCY } from '../src/webhooks/http-client.js';
 import { RateMemo } from '../src/checkout/rate-memo.js';
 import { CACHE_AFTER_FAILURE_MS, CACHE_AFTER_SUCCESS_MS } from '../src/checkout/rate-cache.js';
 
@@ -207,6 +210,40 @@ describe('round trips of GET .../shipping_rates', () => {
     await h.advance(2);
     expect(await quote(s, token)).toEqual([]);
     expect(asked()).toBe(before + 2);
+  });
+});
+
+describe('the rate client', () => {
+  it('holds a connection per request in flight to one origin, beyond the 32 of webhooks (buyers at once, apps on one host)', async () => {
+    const n = PER_HOST_CONCURRENCY + 8;
+    let inFlight = 0;
+    let most = 0;
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const answer = () => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"rates":[]}');
+      };
+      held.push(answer);
+      // Everything answers once all n are in, or after 2 s when some could not get through.
+      if (held.length === n) held.splice(0).forEach((f) => f());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const timer = setTimeout(() => held.splice(0).forEach((f) => f()), 2000);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`;
+      const results = await Promise.all(Array.from({ length: n }, () => h.deps.rateHttp.send(url, { 'content-type': 'application/json' }, '{}', { timeoutMs: 4000 })));
+      expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
+      expect(most).toBe(n);
+      expect(RATE_CONNECTIONS_PER_ORIGIN).toBeGreaterThanOrEqual(n);
+    } finally {
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -21,6 +21,13 @@ import type { MemoAnswer } from './rate-memo.js';
 /** C15.3: each app has 5 seconds (connect, answer and body together). */
 export const RATE_REQUEST_TIMEOUT_MS = 5000;
 export const RATE_TOPIC = 'shipping/rates';
+/**
+ * Connections per app origin. Every buyer quoting at once is a request in flight to each app, and
+ * a request that waits for a free connection waits a whole answer: at webhooks' 32 per origin, 32
+ * buyers quoting two apps on one host took twice the apps' time. Requests still wait for a
+ * connection beyond this (within their 5 s), so a slow app cannot take unbounded sockets.
+ */
+export const RATE_CONNECTIONS_PER_ORIGIN = 256;
 /** Reply bytes read: 20 rates fit many times over; a longer reply is cut off, so malformed. */
 const REPLY_MAX_BYTES = 256 * 1024;
 
