@@ -169,7 +169,7 @@ describe('round trips of GET .../shipping_rates', () => {
     const asked = () => rx.received.filter((r) => r.path === '/rates').length;
     const before = asked();
 
-    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get', 'shipping_rate_cache_put']);
+    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
     expect(asked()).toBe(before + 1);
     let offered: { source: string | null }[] = [];
     expect(await queriesOf(async () => (offered = await quote(s, token)))).toEqual(['checkout_for_quote']);
@@ -194,6 +194,24 @@ describe('round trips of GET .../shipping_rates', () => {
     await h.advance(6);
     await quote(s, token);
     expect(asked()).toBe(before + 2);
+  });
+
+  it('two apps asked: both answers written in one statement, each with its own expiry', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    const up = await shippingApp(s, '/rates');
+    const down = await shippingApp(s, '/down');
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    const now = h.clock.nowMs();
+    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
+    const { rows } = await h.db.query<{ app_id: string; ok: boolean; rates: unknown[]; expires_at: Date }>(
+      'SELECT app_id, ok, rates, expires_at FROM shipping_rate_cache WHERE app_id IN ($1, $2)', [up.appId, down.appId]);
+    const byApp = new Map(rows.map((r) => [r.app_id, r]));
+    expect(byApp.get(up.appId)).toMatchObject({ ok: true, rates: [expect.objectContaining({ service_code: 'courier' })] });
+    expect(byApp.get(down.appId)).toMatchObject({ ok: false, rates: [] });
+    expect(new Date(byApp.get(up.appId)!.expires_at).getTime() - now).toBeGreaterThanOrEqual(CACHE_AFTER_SUCCESS_MS);
+    expect(new Date(byApp.get(down.appId)!.expires_at).getTime() - now).toBeGreaterThanOrEqual(CACHE_AFTER_FAILURE_MS);
+    expect(new Date(byApp.get(down.appId)!.expires_at).getTime() - now).toBeLessThan(CACHE_AFTER_SUCCESS_MS);
   });
 
   it("a failure is remembered 30 seconds, by this process's memory as by the table", async () => {
@@ -252,23 +270,25 @@ describe('RateMemo', () => {
 
   it('answers until the expiry, not from it', () => {
     const memo = new RateMemo();
-    memo.set('app', 'sha', answer(1000));
-    expect(memo.get('app', 'sha', 999)).toEqual(answer(1000));
-    expect(memo.get('app', 'other', 999)).toBeNull();
-    expect(memo.get('other', 'sha', 999)).toBeNull();
-    expect(memo.get('app', 'sha', 1000)).toBeNull();
+    memo.set('app', 'body', answer(1000));
+    expect(memo.get('app', 'body', 999)).toEqual(answer(1000));
+    expect(memo.get('app', 'other body', 999)).toBeNull();
+    expect(memo.get('other app', 'body', 999)).toBeNull();
+    expect(memo.get('app', 'body', 1000)).toBeNull();
     expect(memo.size).toBe(0);
   });
 
-  it('keeps at most its bound, dropping the least recently used', () => {
-    const memo = new RateMemo(2);
+  it('keeps at most its bound of bodies, dropping the least recently used', () => {
+    const memo = new RateMemo(2); // two bodies
     memo.set('a', 'x', answer(10));
-    memo.set('b', 'x', answer(10));
-    expect(memo.get('a', 'x', 0)).not.toBeNull(); // a is now the most recent
-    memo.set('c', 'x', answer(10));
+    memo.set('a2', 'x', answer(10));
+    memo.set('b', 'y', answer(10));
+    expect(memo.get('a', 'x', 0)).not.toBeNull(); // body x is now the most recent
+    memo.set('c', 'z', answer(10));
     expect(memo.size).toBe(2);
-    expect(memo.get('b', 'x', 0)).toBeNull();
+    expect(memo.get('b', 'y', 0)).toBeNull();
     expect(memo.get('a', 'x', 0)).not.toBeNull();
-    expect(memo.get('c', 'x', 0)).not.toBeNull();
+    expect(memo.get('a2', 'x', 0)).not.toBeNull();
+    expect(memo.get('c', 'z', 0)).not.toBeNull();
   });
 });

@@ -12,7 +12,7 @@ import { parseTargetUrl } from '../net/address-safety.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
-import { answerExpiresMs, cacheAnswer, cachedAnswers } from './rate-cache.js';
+import { answerExpiresMs, cacheAnswers, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
 import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
@@ -95,10 +95,11 @@ export function offeredRate(appHandle: string, r: AppRate): ShippingRate {
 }
 
 /**
- * Ask one app and cache its answer: a 2xx 15 minutes (its rates; none when the body was
- * malformed), anything else (non-2xx, timeout, refused address, network error) 30 seconds.
+ * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
+ * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
+ * 30 seconds. The caller writes the quote's answers to the shared table together.
  */
-async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: string, currency: string, timeoutMs: number): Promise<AppRate[]> {
+async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
   // The address rules of webhooks hold at request time too (C8.9): the scheme here, and in the
   // client an IP literal before connecting and a name as it is resolved (so a name that pointed
   // elsewhere when it was saved is refused now), exactly as for webhook deliveries.
@@ -112,40 +113,36 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: st
   if (!ok || rates === null) {
     deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
   }
-  // Remembered here first, so this process answers the next quote from memory even while the row is written.
-  const expiresMs = answerExpiresMs(deps.clock.nowMs(), ok);
-  deps.rateMemo.set(app.id, bodySha256, { ratesUrl: app.ratesUrl, rates: rates ?? [], expiresMs });
-  try {
-    await cacheAnswer(deps, app.id, bodySha256, app.ratesUrl, ok, rates ?? [], expiresMs);
-  } catch (err) {
-    // The buyer still gets the rates; the next quote simply asks again.
-    deps.log.error({ err, app: app.handle }, 'caching shipping rates failed');
-  }
-  return rates ?? [];
+  // Remembered here first, so this process answers the next quote from memory even before the row is written.
+  const answer: FreshAnswer = { appId: app.id, ratesUrl: app.ratesUrl, ok, rates: rates ?? [], expiresMs: answerExpiresMs(deps.clock.nowMs(), ok) };
+  deps.rateMemo.set(app.id, body, { ratesUrl: answer.ratesUrl, rates: answer.rates, expiresMs: answer.expiresMs });
+  return answer;
 }
 
 /**
  * The live cached answers to this body from each app's current ratesUrl: this process's memory
- * first, the shared table only for the apps it does not know (no query when it knows them all).
+ * first, the shared table only for the apps it does not know (no query, and no hash of the body,
+ * when it knows them all). `bodySha256`: the table's key, null when it was not needed.
  */
-async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
+async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], body: string): Promise<{ found: Map<string, MemoAnswer>; bodySha256: string | null }> {
   const nowMs = deps.clock.nowMs();
   const found = new Map<string, MemoAnswer>();
   const unknown: ShippingApp[] = [];
   for (const app of apps) {
-    const hit = deps.rateMemo.get(app.id, bodySha256, nowMs);
+    const hit = deps.rateMemo.get(app.id, body, nowMs);
     if (hit && hit.ratesUrl === app.ratesUrl) found.set(app.id, hit);
     else unknown.push(app);
   }
-  if (!unknown.length) return found;
+  if (!unknown.length) return { found, bodySha256: null };
+  const bodySha256 = sha256Hex(body);
   const stored = await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
   for (const app of unknown) {
     const hit = stored.get(app.id);
     if (!hit || hit.ratesUrl !== app.ratesUrl) continue;
-    deps.rateMemo.set(app.id, bodySha256, hit);
+    deps.rateMemo.set(app.id, body, hit);
     found.set(app.id, hit);
   }
-  return found;
+  return { found, bodySha256 };
 }
 
 /**
@@ -160,19 +157,34 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   if (!apps.length) return [];
   const currency = quote.currency.toUpperCase();
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
-  const bodySha256 = sha256Hex(body);
-  const cached = await cachedAnswersOf(deps, apps, bodySha256);
+  const { found: cached, bodySha256 } = await cachedAnswersOf(deps, apps, body);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
+  const fresh: FreshAnswer[] = [];
   const answers = await Promise.all(
     apps.map((app) => {
       const hit = cached.get(app.id);
       if (hit) return hit.rates;
-      return askApp(deps, app, body, bodySha256, currency, timeoutMs).catch((err) => {
-        // Unexpected (a secret that does not open): this app is skipped, never the checkout.
-        deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
-        return [] as AppRate[];
-      });
+      return askApp(deps, app, body, currency, timeoutMs).then(
+        (answer) => {
+          fresh.push(answer);
+          return answer.rates;
+        },
+        (err) => {
+          // Unexpected (a secret that does not open): this app is skipped, never the checkout.
+          deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
+          return [] as AppRate[];
+        },
+      );
     }),
   );
+  if (fresh.length) {
+    try {
+      // An app not answered from the cache was looked up in the table, so the body was hashed.
+      await cacheAnswers(deps, bodySha256!, fresh);
+    } catch (err) {
+      // The buyer still gets the rates; the next quote simply asks again.
+      deps.log.error({ err, apps: fresh.map((a) => a.appId) }, 'caching shipping rates failed');
+    }
+  }
   return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
 }

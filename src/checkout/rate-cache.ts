@@ -29,14 +29,27 @@ export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: st
 /** When an answer given now expires: `ok` (the app answered 2xx) 15 minutes, otherwise 30 seconds. */
 export const answerExpiresMs = (nowMs: number, ok: boolean) => nowMs + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS);
 
-/** `ok`: the app answered 2xx (cached 15 minutes); otherwise 30 seconds, with no rates. `expiresMs` when the caller computed it. */
-export async function cacheAnswer(deps: Pick<Deps, 'db' | 'clock'>, appId: string, bodySha256: string, ratesUrl: string, ok: boolean, rates: AppRate[], expiresMs = answerExpiresMs(deps.clock.nowMs(), ok)): Promise<void> {
-  const expires = new Date(expiresMs);
+/** One app's answer to a body, to be cached until `expiresMs` (service clock; `answerExpiresMs`). */
+export interface FreshAnswer {
+  appId: string;
+  ratesUrl: string;
+  /** The app answered 2xx (its rates, none when malformed); otherwise a failure, with no rates. */
+  ok: boolean;
+  rates: AppRate[];
+  expiresMs: number;
+}
+
+/** The answers of one quote's apps to one body, in one statement. */
+export async function cacheAnswers(deps: Pick<Deps, 'db'>, bodySha256: string, answers: FreshAnswer[]): Promise<void> {
+  if (!answers.length) return;
   await deps.db.query(
-    `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+    `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at)
+     SELECT x.app_id, $1, x.rates_url, x.ok, x.rates, x.expires_at
+       FROM jsonb_to_recordset($2::jsonb) AS x(app_id uuid, rates_url text, ok boolean, rates jsonb, expires_at timestamptz)
      ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
-    [appId, bodySha256, ratesUrl, ok, JSON.stringify(rates), expires],
-    { name: 'shipping_rate_cache_put' },
+    // A list travels as JSON text: the one form both drivers' named statements take.
+    [bodySha256, JSON.stringify(answers.map((a) => ({ app_id: a.appId, rates_url: a.ratesUrl, ok: a.ok, rates: a.rates, expires_at: new Date(a.expiresMs).toISOString() })))],
+    { name: 'shipping_rate_cache_put_many' },
   );
 }
 

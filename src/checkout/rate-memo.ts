@@ -2,7 +2,7 @@
 // (rate-cache.ts): an answer this process wrote or read is kept here until the same expiry, on the
 // service clock, so a quote answered from the cache costs no database round trip of its own. The
 // table stays the cache every process shares; this only remembers what it said. Bounded: the
-// entries least recently used go first.
+// bodies least recently used go first.
 import type { AppRate } from './rate-reply.js';
 
 export interface MemoAnswer {
@@ -13,36 +13,45 @@ export interface MemoAnswer {
   expiresMs: number;
 }
 
-export const RATE_MEMO_ENTRIES = 10_000;
+/** Request bodies remembered (each with the answers of the apps asked it); about a kilobyte each. */
+export const RATE_MEMO_BODIES = 5_000;
 
+/**
+ * Keyed by the request body itself rather than its hash: a quote whose every answer is remembered
+ * never hashes its body (the hash is the shared table's key, needed only to read or write it).
+ */
 export class RateMemo {
-  private readonly entries = new Map<string, MemoAnswer>();
+  private readonly bodies = new Map<string, Map<string, MemoAnswer>>();
 
-  constructor(readonly maxEntries = RATE_MEMO_ENTRIES) {}
+  constructor(readonly maxBodies = RATE_MEMO_BODIES) {}
 
   /** The live answer of this app to this body at `nowMs`, if this process knows one. */
-  get(appId: string, bodySha256: string, nowMs: number): MemoAnswer | null {
-    const key = `${appId}:${bodySha256}`;
-    const hit = this.entries.get(key);
-    if (!hit) return null;
+  get(appId: string, body: string, nowMs: number): MemoAnswer | null {
+    const answers = this.bodies.get(body);
+    const hit = answers?.get(appId);
+    if (!answers || !hit) return null;
     if (hit.expiresMs <= nowMs) {
-      this.entries.delete(key);
+      answers.delete(appId);
+      if (!answers.size) this.bodies.delete(body);
       return null;
     }
     // Most recently used last: eviction takes the first.
-    this.entries.delete(key);
-    this.entries.set(key, hit);
+    this.bodies.delete(body);
+    this.bodies.set(body, answers);
     return hit;
   }
 
-  set(appId: string, bodySha256: string, answer: MemoAnswer): void {
-    const key = `${appId}:${bodySha256}`;
-    this.entries.delete(key);
-    this.entries.set(key, answer);
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  set(appId: string, body: string, answer: MemoAnswer): void {
+    let answers = this.bodies.get(body);
+    if (answers) this.bodies.delete(body);
+    else answers = new Map();
+    answers.set(appId, answer);
+    this.bodies.set(body, answers);
+    while (this.bodies.size > this.maxBodies) this.bodies.delete(this.bodies.keys().next().value!);
   }
 
+  /** Bodies remembered. */
   get size(): number {
-    return this.entries.size;
+    return this.bodies.size;
   }
 }
