@@ -15,6 +15,7 @@ import type { WebhookEngine } from './webhooks/engine.js';
 import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
 import type { FunctionRunner } from './functions/runtime/index.js';
+import type { RateMemo } from './checkout/rate-memo.js';
 
 export interface Deps {
   config: Config;
@@ -37,6 +38,8 @@ export interface Deps {
   rateHttp: WebhookHttp;
   /** Evaluates functions (C11) in a pool of worker threads, started on first use (src/functions/function-runner.ts). */
   functions: FunctionRunner;
+  /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */
+  rateMemo: RateMemo;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

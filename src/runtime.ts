@@ -18,7 +18,8 @@ import { registerJobs } from './jobs/register-all.js';
 import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
 import { WebhookHttp } from './webhooks/http-client.js';
-import { RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
+import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
+import { RateMemo } from './checkout/rate-memo.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
@@ -64,7 +65,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       tokens,
       jobs: new JobRegistry(log, metrics),
       webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
-      rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS),
+      rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
+      rateMemo: new RateMemo(),
       functions: lazyFunctionRunner(),
       log,
       metrics,

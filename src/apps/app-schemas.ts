@@ -6,7 +6,9 @@ import { Type } from 'typebox';
 import { Id, Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from '../functions/runtime/index.js';
 
-const Url = (description: string) => Type.String({ description: `${description}; an http(s) URL that is safe to call (C8.9)` });
+// The reader's words for a URL that is missing or not text (src/net/address-safety.ts).
+const URL_WORDS = 'must be an absolute URL';
+const Url = (description: string) => Type.String({ description: `${description}; an http(s) URL that is safe to call (C8.9)`, 'x-error': URL_WORDS });
 
 const WebhookExtension = Type.Object({ topic: Type.String({ description: 'a subscribable topic (C8.1)' }), uri: Url('where the topic is delivered') });
 const GdprUrls = Type.Object({
@@ -53,7 +55,12 @@ const Pricing = Type.Object({
   trialDays: Type.Optional(Type.Integer({ description: 'recurring: whole days from 0 to 365 (default 0)' })),
 });
 
-const ExtensionsBody = Type.Object({ ...ExtensionsSchema.properties, functions: Type.Optional(Type.Array(FunctionDeclarationBody)) });
+const ExtensionsBody = Type.Object({
+  ...ExtensionsSchema.properties,
+  // null removes the rates endpoint; a missing ratesUrl reads as the URL it is not.
+  shipping: Type.Optional(nullable(Type.Object({ ratesUrl: Url('live shipping rates are asked here (C15.3)') }, { 'x-error': { required: URL_WORDS } }))),
+  functions: Type.Optional(Type.Array(FunctionDeclarationBody)),
+});
 
 /** The create body (`name`, `appUrl` and `scopes` required) and, all optional, the update body. */
 export function appBodySchema(creating: boolean) {

@@ -3,22 +3,31 @@
 // `extensions.shipping.ratesUrl` is asked, all in parallel, with one signed request body; each
 // answer (or failure) is cached per app and body. An app that is slow, down, blocked or wrong
 // yields no rates and costs the buyer at most the timeout: nothing here throws for an app's sake.
-// Two queries per quote whatever the number of apps: the apps with the store's address, then
-// their cached answers.
+// At most two queries per quote whatever the number of apps: the apps with the store's address
+// (none when the checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then
+// the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all.
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
-import { cacheAnswer, cachedAnswers } from './rate-cache.js';
+import { answerExpiresMs, cacheAnswers, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
 import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
+import type { MemoAnswer } from './rate-memo.js';
 
 /** C15.3: each app has 5 seconds (connect, answer and body together). */
 export const RATE_REQUEST_TIMEOUT_MS = 5000;
 export const RATE_TOPIC = 'shipping/rates';
+/**
+ * Connections per app origin. Every buyer quoting at once is a request in flight to each app, and
+ * a request that waits for a free connection waits a whole answer: at webhooks' 32 per origin, 32
+ * buyers quoting two apps on one host took twice the apps' time. Requests still wait for a
+ * connection beyond this (within their 5 s), so a slow app cannot take unbounded sockets.
+ */
+export const RATE_CONNECTIONS_PER_ORIGIN = 256;
 /** Reply bytes read: 20 rates fit many times over; a longer reply is cut off, so malformed. */
 const REPLY_MAX_BYTES = 256 * 1024;
 
@@ -29,6 +38,8 @@ export interface RateQuote {
   /** The buyer's shipping address; without `country_code` there are no rates. */
   destination: ShippingAddress;
   items: RateItem[];
+  /** The apps to ask and the store's address when already read (`findCheckoutForQuote`); else read here. */
+  shipping?: ShippingApps;
 }
 
 export interface QuoteOptions {
@@ -44,11 +55,16 @@ export interface ShippingApp {
   shopDomain: string;
 }
 
+export interface ShippingApps {
+  apps: ShippingApp[];
+  origin: StoreAddress;
+}
+
 /**
  * The apps to ask (actively installed on the store, `write_shipping` granted, a ratesUrl declared),
  * and the store's address (C15.4; every field null when none was saved), in one query.
  */
-export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<{ apps: ShippingApp[]; origin: StoreAddress }> {
+export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<ShippingApps> {
   const { rows } = await deps.db.query<ShippingApp & StoreAddress>(
     `SELECT a.id, a.handle, a.extensions->'shipping'->>'ratesUrl' AS "ratesUrl", a.client_secret_enc AS "secretEnc", s.slug AS "shopDomain",
             sa.address1, sa.address2, sa.city, sa.province, sa.country, sa.zip, sa.phone
@@ -79,10 +95,11 @@ export function offeredRate(appHandle: string, r: AppRate): ShippingRate {
 }
 
 /**
- * Ask one app and cache its answer: a 2xx 15 minutes (its rates; none when the body was
- * malformed), anything else (non-2xx, timeout, refused address, network error) 30 seconds.
+ * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
+ * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
+ * 30 seconds. The caller writes the quote's answers to the shared table together.
  */
-async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: string, currency: string, timeoutMs: number): Promise<AppRate[]> {
+async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
   // The address rules of webhooks hold at request time too (C8.9): the scheme here, and in the
   // client an IP literal before connecting and a name as it is resolved (so a name that pointed
   // elsewhere when it was saved is refused now), exactly as for webhook deliveries.
@@ -96,13 +113,36 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: st
   if (!ok || rates === null) {
     deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
   }
-  try {
-    await cacheAnswer(deps, app.id, bodySha256, app.ratesUrl, ok, rates ?? []);
-  } catch (err) {
-    // The buyer still gets the rates; the next quote simply asks again.
-    deps.log.error({ err, app: app.handle }, 'caching shipping rates failed');
+  // Remembered here first, so this process answers the next quote from memory even before the row is written.
+  const answer: FreshAnswer = { appId: app.id, ratesUrl: app.ratesUrl, ok, rates: rates ?? [], expiresMs: answerExpiresMs(deps.clock.nowMs(), ok) };
+  deps.rateMemo.set(app.id, body, { ratesUrl: answer.ratesUrl, rates: answer.rates, expiresMs: answer.expiresMs });
+  return answer;
+}
+
+/**
+ * The live cached answers to this body from each app's current ratesUrl: this process's memory
+ * first, the shared table only for the apps it does not know (no query, and no hash of the body,
+ * when it knows them all). `bodySha256`: the table's key, null when it was not needed.
+ */
+async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], body: string): Promise<{ found: Map<string, MemoAnswer>; bodySha256: string | null }> {
+  const nowMs = deps.clock.nowMs();
+  const found = new Map<string, MemoAnswer>();
+  const unknown: ShippingApp[] = [];
+  for (const app of apps) {
+    const hit = deps.rateMemo.get(app.id, body, nowMs);
+    if (hit && hit.ratesUrl === app.ratesUrl) found.set(app.id, hit);
+    else unknown.push(app);
   }
-  return rates ?? [];
+  if (!unknown.length) return { found, bodySha256: null };
+  const bodySha256 = sha256Hex(body);
+  const stored = await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
+  for (const app of unknown) {
+    const hit = stored.get(app.id);
+    if (!hit || hit.ratesUrl !== app.ratesUrl) continue;
+    deps.rateMemo.set(app.id, body, hit);
+    found.set(app.id, hit);
+  }
+  return { found, bodySha256 };
 }
 
 /**
@@ -113,23 +153,38 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, bodySha256: st
  */
 export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<ShippingRate[]> {
   if (!quote.items.some((i) => i.requiresShipping) || !quote.destination.country_code) return [];
-  const { apps, origin } = await shippingAppsOf(deps, quote.storeId);
+  const { apps, origin } = quote.shipping ?? (await shippingAppsOf(deps, quote.storeId));
   if (!apps.length) return [];
   const currency = quote.currency.toUpperCase();
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
-  const bodySha256 = sha256Hex(body);
-  const cached = await cachedAnswers(deps, apps.map((a) => a.id), bodySha256);
+  const { found: cached, bodySha256 } = await cachedAnswersOf(deps, apps, body);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
+  const fresh: FreshAnswer[] = [];
   const answers = await Promise.all(
     apps.map((app) => {
       const hit = cached.get(app.id);
-      if (hit && hit.ratesUrl === app.ratesUrl) return hit.rates;
-      return askApp(deps, app, body, bodySha256, currency, timeoutMs).catch((err) => {
-        // Unexpected (a secret that does not open): this app is skipped, never the checkout.
-        deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
-        return [] as AppRate[];
-      });
+      if (hit) return hit.rates;
+      return askApp(deps, app, body, currency, timeoutMs).then(
+        (answer) => {
+          fresh.push(answer);
+          return answer.rates;
+        },
+        (err) => {
+          // Unexpected (a secret that does not open): this app is skipped, never the checkout.
+          deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
+          return [] as AppRate[];
+        },
+      );
     }),
   );
+  if (fresh.length) {
+    try {
+      // An app not answered from the cache was looked up in the table, so the body was hashed.
+      await cacheAnswers(deps, bodySha256!, fresh);
+    } catch (err) {
+      // The buyer still gets the rates; the next quote simply asks again.
+      deps.log.error({ err, apps: fresh.map((a) => a.appId) }, 'caching shipping rates failed');
+    }
+  }
   return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
 }

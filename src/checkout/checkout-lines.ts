@@ -88,12 +88,19 @@ export async function checkAskedLines(q: Queryable, storeId: string, asked: Aske
  * reported as a validation problem, so the buyer sees it and completion waits for a fix.
  */
 export async function priceLines(q: Queryable, storeId: string, asked: AskedLine[]): Promise<{ lines: PricedLine[]; problems: ValidationProblem[] }> {
+  const found: (CatalogLine | null)[] = [];
+  for (const line of asked) found.push(await catalogLine(q, storeId, line.product_id, line.variant_id));
+  return priceFoundLines(asked, found);
+}
+
+/** `priceLines` on catalog facts already read (`found[i]` for `asked[i]`, null when the product is gone). */
+export function priceFoundLines(asked: AskedLine[], found: (CatalogLine | null)[]): { lines: PricedLine[]; problems: ValidationProblem[] } {
   const lines: PricedLine[] = [];
   const problems: ValidationProblem[] = [];
   for (const [i, line] of asked.entries()) {
-    const found = await catalogLine(q, storeId, line.product_id, line.variant_id);
-    if (unavailable(found, line)) problems.push({ message: 'This item is no longer available', target: `line_items.${i}` });
-    else lines.push(priced(found!, line));
+    const f = found[i] ?? null;
+    if (unavailable(f, line)) problems.push({ message: 'This item is no longer available', target: `line_items.${i}` });
+    else lines.push(priced(f!, line));
   }
   return { lines, problems };
 }

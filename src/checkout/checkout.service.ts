@@ -13,13 +13,13 @@ import { computeTotals } from '../orders/pricing.js';
 import { checkDiscountCode, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import { orderView } from '../orders/order-view.js';
-import { checkAskedLines, priceLines, type ValidationProblem } from './checkout-lines.js';
+import { checkAskedLines, priceFoundLines, priceLines, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
 import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
-import { quoteShippingRates, type ShippingRate } from './shipping-rates.js';
-import { findCheckout, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CatalogLine, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -52,15 +52,30 @@ async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Pr
   throw notFound('Checkout not found');
 }
 
+/**
+ * `storeAndCheckout` for a quote: with the lines' catalog facts, the zones and the shipping apps
+ * read in the same query, so quoting the rates of a checkout without apps is one round trip.
+ */
+async function checkoutForQuote(deps: Deps, storeURL: string, token: string): Promise<CheckoutQuoteData> {
+  const hash = isCheckoutTokenShape(token) ? hashCheckoutToken(token) : null;
+  const found = hash ? await findCheckoutForQuote(deps.db, storeURL, hash) : null;
+  if (found && sameTokenHash(found.row.token_hash, hash!)) return found;
+  await storeOf(deps, storeURL);
+  throw notFound('Checkout not found');
+}
+
 /** Changing, quoting or completing: not once completed (409), not once expired (410). */
 function assertOpen(row: CheckoutRow, now: Date): void {
   if (row.completed_at) throw conflict('This checkout is already completed');
   if (row.expires_at.getTime() <= now.getTime()) throw gone();
 }
 
-/** The checkout priced now: lines from the catalog, the discount as at checkout, the chosen rate. */
-async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow): Promise<CheckoutState> {
-  const { lines, problems } = await priceLines(q, row.store_id, row.line_items);
+/**
+ * The checkout priced now: lines from the catalog, the discount as at checkout, the chosen rate.
+ * `catalog`: the lines' catalog facts when already read (`findCheckoutForQuote`).
+ */
+async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<CheckoutState> {
+  const { lines, problems } = catalog ? priceFoundLines(row.line_items, catalog) : await priceLines(q, row.store_id, row.line_items);
   const shippingMinor = row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
   const step = hundredthsStep(row.currency);
   const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
@@ -93,11 +108,14 @@ async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow): Promise<Chec
 const minorOf = (price: string) => Math.round(Number(price) * 100);
 const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 
-/** The shipping rates offered for the checkout now (C15.2, C15.3); none when nothing ships or there is no address. */
-async function ratesOf(deps: Deps, state: CheckoutState): Promise<ShippingRate[]> {
+/**
+ * The shipping rates offered for the checkout now (C15.2, C15.3); none when nothing ships or there
+ * is no address. `sources`: the zones and apps when already read (`findCheckoutForQuote`).
+ */
+async function ratesOf(deps: Deps, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
   const destination = state.row.shipping_address;
   if (!state.requiresShipping || !destination) return [];
-  return quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor });
+  return quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
 }
 
 /** The discount code as the buyer sends it: checked as at checkout (400 when it cannot apply), not yet counted. */
@@ -183,9 +201,9 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
 }
 
 export async function checkoutShippingRates(deps: Deps, storeURL: string, token: string): Promise<ShippingRate[]> {
-  const { row } = await storeAndCheckout(deps, storeURL, token);
+  const { row, catalog, zones, shipping } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
-  return ratesOf(deps, await stateOf(deps, deps.db, row));
+  return ratesOf(deps, await stateOf(deps, deps.db, row, catalog), { zones, shipping });
 }
 
 /** What completion still needs, in the buyer's words (422 when anything is missing). */
@@ -231,11 +249,11 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
 }
 
 export async function completeCheckout(deps: Deps, storeURL: string, token: string) {
-  const { store, row } = await storeAndCheckout(deps, storeURL, token);
+  const { store, row, catalog, zones, shipping } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
-  const state = await stateOf(deps, deps.db, row);
+  const state = await stateOf(deps, deps.db, row, catalog);
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.
-  const rates = state.requiresShipping ? await ratesOf(deps, state) : [];
+  const rates = state.requiresShipping ? await ratesOf(deps, state, { zones, shipping }) : [];
   const missing = missingForCompletion(state, rates);
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));

@@ -6,6 +6,9 @@ import { insertRow, updateRow } from '../db/sql.js';
 import type { Address } from '../orders/order-view.js';
 import { isUuid } from '../ids.js';
 import type { ShippingRate } from './shipping-rates.js';
+import type { StoredZone } from './zone-rates.js';
+import type { ShippingApp } from './app-rates.js';
+import type { StoreAddress } from '../stores/store-address.js';
 
 /** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
 export interface AskedLine {
@@ -63,6 +66,87 @@ export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash:
   if (!rows[0]) return null;
   const { store_slug, store_currency, ...row } = rows[0];
   return { store: { id: row.store_id, slug: store_slug, currency: store_currency }, row };
+}
+
+/**
+ * Everything a quote of the checkout's shipping rates reads, found in one round trip: the checkout
+ * with its store, each stored line's catalog facts (null where the product is gone), the store's
+ * zones holding the destination country (C15.2), the shipping apps to ask and the store's address
+ * (C15.3, C15.4). Each part is the same rows the single-purpose queries give (`catalogLine`,
+ * `findZonesForCountry`, `shippingAppsOf`), so the rules downstream cannot tell the difference.
+ */
+export interface CheckoutQuoteData {
+  store: CheckoutStore;
+  row: CheckoutRow;
+  /** By line, in the checkout's order. */
+  catalog: (CatalogLine | null)[];
+  zones: StoredZone[];
+  shipping: { apps: ShippingApp[]; origin: StoreAddress };
+}
+
+/** A stored catalog reference to the column it is compared with (as `byKind`, in SQL; anything else finds nothing). */
+const REF_UUID = (ref: string) => `CASE WHEN ${ref} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (${ref})::uuid END`;
+const REF_NUM = (ref: string) => `CASE WHEN ${ref} ~ '^[0-9]{1,18}$' THEN (${ref})::bigint END`;
+
+const CHECKOUT_QUOTE_SQL = `
+WITH c AS (
+  SELECT c.*, s.slug AS store_slug, s.currency AS store_currency
+    FROM checkouts c JOIN stores s ON s.id = c.store_id
+   WHERE c.token_hash = $1 AND s.slug = $2
+)
+SELECT c.*,
+  (SELECT coalesce(json_agg(f ORDER BY l.n), '[]'::json)
+     FROM jsonb_array_elements(c.line_items) WITH ORDINALITY AS l(item, n)
+     LEFT JOIN LATERAL (
+       SELECT p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
+              p.price_minor AS product_price_minor, p.requires_shipping,
+              (SELECT count(*)::int FROM variants cv WHERE cv.product_id = p.id) AS variant_count,
+              v.id AS variant_id, v.num_id AS variant_num_id, v.name AS variant_name, v.value AS variant_value,
+              v.sku AS variant_sku, v.price_minor AS variant_price_minor, v.discount_price_minor AS variant_discount_price_minor,
+              v.weight::text AS weight, v.weight_unit
+         FROM products p
+         LEFT JOIN variants v ON v.product_id = p.id
+              AND (v.id = ${REF_UUID(`l.item->>'variant_id'`)} OR v.num_id = ${REF_NUM(`l.item->>'variant_id'`)})
+        WHERE p.store_id = c.store_id
+          AND (p.id = ${REF_UUID(`l.item->>'product_id'`)} OR p.num_id = ${REF_NUM(`l.item->>'product_id'`)})
+        LIMIT 1
+     ) f ON true) AS quote_catalog,
+  (SELECT coalesce(json_agg(json_build_object(
+            'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
+            'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
+            'min_price', z.min_price::text, 'max_price', z.max_price::text)), '[]'::json)
+     FROM shipping_zones z
+    WHERE z.store_id = c.store_id AND z.countries @> jsonb_build_array(upper(btrim(c.shipping_address->>'country_code')))) AS quote_zones,
+  (SELECT coalesce(json_agg(json_build_object(
+            'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
+            'shopDomain', c.store_slug) ORDER BY a.handle), '[]'::json)
+     FROM installations i JOIN apps a ON a.id = i.app_id
+    WHERE i.store_id = c.store_id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
+      AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string') AS quote_apps,
+  (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
+            'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
+     FROM store_addresses sa WHERE sa.store_id = c.store_id) AS quote_origin
+FROM c`;
+
+/** The checkout with this token hash in the store with this slug, and all a quote of its rates reads; null when not found. */
+export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string): Promise<CheckoutQuoteData | null> {
+  const { rows } = await q.query<CheckoutRow & {
+    store_slug: string; store_currency: string;
+    quote_catalog: (CatalogLine | Record<string, null>)[]; quote_zones: StoredZone[]; quote_apps: ShippingApp[]; quote_origin: StoreAddress | null;
+  }>(CHECKOUT_QUOTE_SQL, [tokenHash, slug.toLowerCase()], { name: 'checkout_for_quote' });
+  if (!rows[0]) return null;
+  const { store_slug, store_currency, quote_catalog, quote_zones, quote_apps, quote_origin, ...row } = rows[0];
+  return {
+    store: { id: row.store_id, slug: store_slug, currency: store_currency },
+    row,
+    // A line whose product is gone aggregates as an object of nulls.
+    catalog: quote_catalog.map((f) => (f && f.product_id !== null ? (f as CatalogLine) : null)),
+    zones: quote_zones,
+    shipping: {
+      apps: quote_apps,
+      origin: quote_origin ?? { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null },
+    },
+  };
 }
 
 export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method'>>;

@@ -5,6 +5,7 @@
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
 import type { AppRate } from './rate-reply.js';
+import type { MemoAnswer } from './rate-memo.js';
 
 export const CACHE_AFTER_SUCCESS_MS = 15 * 60_000;
 export const CACHE_AFTER_FAILURE_MS = 30_000;
@@ -14,25 +15,41 @@ const PURGE_BATCH = 5000;
  * The live cached answers to this body, by app: one query for every app of a quote. An answer
  * from another ratesUrl than the app's current one does not count (the caller checks `ratesUrl`).
  */
-export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, { ratesUrl: string; rates: AppRate[] }>> {
-  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[] }>(
-    `SELECT app_id, rates_url, rates FROM shipping_rate_cache
+export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
+  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[]; expires_at: Date }>(
+    `SELECT app_id, rates_url, rates, expires_at FROM shipping_rate_cache
       WHERE app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND body_sha256 = $2 AND expires_at > $3`,
     // A list travels as JSON text: the one form both drivers' named statements take.
     [JSON.stringify(appIds), bodySha256, deps.clock.now()],
     { name: 'shipping_rate_cache_get' },
   );
-  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates }]));
+  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates, expiresMs: new Date(r.expires_at).getTime() }]));
 }
 
-/** `ok`: the app answered 2xx (cached 15 minutes); otherwise 30 seconds, with no rates. */
-export async function cacheAnswer(deps: Pick<Deps, 'db' | 'clock'>, appId: string, bodySha256: string, ratesUrl: string, ok: boolean, rates: AppRate[]): Promise<void> {
-  const expires = new Date(deps.clock.nowMs() + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS));
+/** When an answer given now expires: `ok` (the app answered 2xx) 15 minutes, otherwise 30 seconds. */
+export const answerExpiresMs = (nowMs: number, ok: boolean) => nowMs + (ok ? CACHE_AFTER_SUCCESS_MS : CACHE_AFTER_FAILURE_MS);
+
+/** One app's answer to a body, to be cached until `expiresMs` (service clock; `answerExpiresMs`). */
+export interface FreshAnswer {
+  appId: string;
+  ratesUrl: string;
+  /** The app answered 2xx (its rates, none when malformed); otherwise a failure, with no rates. */
+  ok: boolean;
+  rates: AppRate[];
+  expiresMs: number;
+}
+
+/** The answers of one quote's apps to one body, in one statement. */
+export async function cacheAnswers(deps: Pick<Deps, 'db'>, bodySha256: string, answers: FreshAnswer[]): Promise<void> {
+  if (!answers.length) return;
   await deps.db.query(
-    `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at) VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+    `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at)
+     SELECT x.app_id, $1, x.rates_url, x.ok, x.rates, x.expires_at
+       FROM jsonb_to_recordset($2::jsonb) AS x(app_id uuid, rates_url text, ok boolean, rates jsonb, expires_at timestamptz)
      ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
-    [appId, bodySha256, ratesUrl, ok, JSON.stringify(rates), expires],
-    { name: 'shipping_rate_cache_put' },
+    // A list travels as JSON text: the one form both drivers' named statements take.
+    [bodySha256, JSON.stringify(answers.map((a) => ({ app_id: a.appId, rates_url: a.ratesUrl, ok: a.ok, rates: a.rates, expires_at: new Date(a.expiresMs).toISOString() })))],
+    { name: 'shipping_rate_cache_put_many' },
   );
 }
 

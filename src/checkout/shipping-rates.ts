@@ -5,10 +5,10 @@
 // on it beyond that.
 import type { Deps } from '../deps.js';
 import type { Address } from '../orders/order-view.js';
-import { quoteAppRates } from './app-rates.js';
+import { quoteAppRates, type ShippingApps } from './app-rates.js';
 import type { PricedLine } from './checkout-lines.js';
 import type { ShippingRate } from './rate.js';
-import { findZonesForCountry, zoneRates } from './zone-rates.js';
+import { findZonesForCountry, zoneRates, type StoredZone } from './zone-rates.js';
 
 export type { ShippingRate } from './rate.js';
 
@@ -19,12 +19,19 @@ export interface RateQuestion {
   lines: PricedLine[];
   /** The lines after discounts, in hundredths: what Price zones bound. */
   subtotalMinor: number;
+  /** The store's zones for the destination country and its shipping apps, when already read; else read here. */
+  sources?: RateSources;
+}
+
+export interface RateSources {
+  zones: StoredZone[];
+  shipping: ShippingApps;
 }
 
 export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<ShippingRate[]> {
   const country = q.destination.country_code ?? null;
   if (!country || !q.lines.some((l) => l.requiresShipping)) return [];
-  const zones = findZonesForCountry(deps.db, q.storeId, country).then((found) =>
+  const zones = (q.sources ? Promise.resolve(q.sources.zones) : findZonesForCountry(deps.db, q.storeId, country)).then((found) =>
     zoneRates({
       zones: found,
       lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
@@ -36,6 +43,7 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
     storeId: q.storeId,
     currency: q.currency,
     destination: q.destination,
+    shipping: q.sources?.shipping,
     items: q.lines.map((l) => ({
       name: l.variantTitle ? `${l.title} - ${l.variantTitle}` : l.title,
       sku: l.sku,

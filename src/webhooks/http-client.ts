@@ -57,9 +57,10 @@ export class WebhookHttp {
   readonly gate = new HostGate(PER_HOST_CONCURRENCY);
   private readonly agent: Agent;
 
-  constructor(private readonly allowPrivate: boolean, readonly timeoutMs = ATTEMPT_TIMEOUT_MS) {
+  /** `connectionsPerOrigin`: the pool's connections per target origin (webhooks: PER_HOST_CONCURRENCY, as the gate). */
+  constructor(private readonly allowPrivate: boolean, readonly timeoutMs = ATTEMPT_TIMEOUT_MS, connectionsPerOrigin = PER_HOST_CONCURRENCY) {
     this.agent = new Agent({
-      connections: PER_HOST_CONCURRENCY,
+      connections: connectionsPerOrigin,
       pipelining: 1,
       keepAliveTimeout: 10_000,
       keepAliveMaxTimeout: 60_000,

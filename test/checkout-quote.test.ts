@@ -1,0 +1,294 @@
+// Quoting a checkout's shipping rates in few database round trips (issue 12's figures): the one
+// query that reads the checkout with its lines' catalog facts, its zones and its shipping apps
+// must read exactly what the single-purpose queries read; a quote of a store without apps is one
+// query, and one answered from the rate cache by this process is one too; this process's memory
+// of the cache keeps the cache's expiry (service clock) and falls back to the shared table.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
+import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
+import { address, insertProduct, orderStore } from './helpers/orders.js';
+import { uuidv7 } from '../src/ids.js';
+import type { QueryOptions } from '../src/db/db.js';
+import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
+import { catalogLine, findCheckoutForQuote, type AskedLine } from '../src/checkout/checkouts.repo.js';
+import { findZonesForCountry } from '../src/checkout/zone-rates.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RATE_CONNECTIONS_PER_ORIGIN, shippingAppsOf } from '../src/checkout/app-rates.js';
+import { PER_HOST_CONCURRENCY } from '../src/webhooks/http-client.js';
+import { RateMemo } from '../src/checkout/rate-memo.js';
+import { CACHE_AFTER_FAILURE_MS, CACHE_AFTER_SUCCESS_MS } from '../src/checkout/rate-cache.js';
+
+let h: Harness;
+let rx: Receiver;
+beforeAll(async () => {
+  h = await createHarness();
+  rx = await startReceiver((req) =>
+    req.path === '/down'
+      ? { status: 503, body: 'down' }
+      : { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates: [{ service_name: 'Courier', service_code: 'courier', total_price: 1450, currency: 'USD' }] }) });
+});
+afterAll(async () => {
+  await rx?.close();
+  await h?.close();
+});
+
+type Store = Awaited<ReturnType<typeof orderStore>>;
+
+async function zone(storeId: string, name: string, countries: string[], extra: { type?: string; minWeight?: string; maxPrice?: string } = {}) {
+  const id = uuidv7();
+  await h.db.query(
+    `INSERT INTO shipping_zones (id, store_id, name, countries, price_minor, type, min_weight, max_price, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::jsonb, 499, $5, $6, $7, now(), now())`,
+    [id, storeId, name, JSON.stringify(countries), extra.type ?? 'Simple', extra.minWeight ?? null, extra.maxPrice ?? null],
+  );
+  return id;
+}
+
+const base = (s: Store) => `/storefront/${s.merchant.slug}/checkouts`;
+
+async function checkout(s: Store, lineItems: unknown[]): Promise<string> {
+  const res = await h.req('POST', base(s), { body: { email: 'buyer@example.com', line_items: lineItems, shipping_address: address } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().data.checkout.token;
+}
+
+async function shippingApp(s: Store, path: string, scopes = ['write_shipping']) {
+  const partner = await signupPartner(h);
+  const app = await createTestApp(h, partner.token, { scopes, extensions: { shipping: { ratesUrl: `${rx.url}${path}` } } });
+  await installApp(h, s.merchant, app);
+  return app;
+}
+
+/** The database queries `fn` makes, by statement name (or the SQL's start when unnamed). */
+async function queriesOf(fn: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const db = h.deps.db;
+  const original = db.query.bind(db);
+  const spy = vi.spyOn(db, 'query').mockImplementation(((sql: string, params?: unknown[], options?: QueryOptions) => {
+    seen.push(options?.name ?? sql.trim().slice(0, 60));
+    return original(sql, params, options);
+  }) as typeof db.query);
+  try {
+    await fn();
+  } finally {
+    spy.mockRestore();
+  }
+  return seen;
+}
+
+const quote = async (s: Store, token: string) => {
+  const res = await h.req('GET', `${base(s)}/${token}/shipping_rates`);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().data.shipping_rates as { handle: string; source: string | null }[];
+};
+
+describe('the quote query reads what the single-purpose queries read', () => {
+  it('lines (variants, numeric ids, a product gone), zones of the destination country, apps and origin', async () => {
+    const s = await orderStore(h);
+    const storeId = s.merchant.storeId;
+    const plain = await insertProduct(h, storeId, { price: 1250, stock: 10, sku: 'P-1' });
+    const shirt = await insertProduct(h, storeId, { title: 'Shirt', variants: [{ value: 'M', price: 2000, discountPrice: 1500, stock: 5, sku: 'SH-M' }, { value: 'L', price: 2100, stock: 5 }] });
+    await h.db.query(`UPDATE variants SET weight = 1.5, weight_unit = 'lb' WHERE id = $1`, [shirt.variants[0].id]);
+    const gb = await zone(storeId, 'UK', ['GB', 'IE']);
+    const heavy = await zone(storeId, 'Heavy', ['GB'], { type: 'Weight', minWeight: '0.5' });
+    await zone(storeId, 'France', ['FR']);
+    const cheap = await zone(storeId, 'Cheap', ['GB'], { type: 'Price', maxPrice: '10.005' });
+    const courier = await shippingApp(s, '/rates');
+    await shippingApp(s, '/rates', ['read_shipping']); // no write_shipping: not asked
+    const put = await h.req('PUT', '/stores/address', { token: s.merchant.token, body: { address1: '1 Dock Road', city: 'Leeds', country: 'GB', zip: 'LS1 1AA' } });
+    expect(put.statusCode, put.body).toBe(200);
+
+    const token = await checkout(s, [
+      { product_id: plain.id, quantity: 2 },
+      { product_id: shirt.numId, variant_id: shirt.variants[0].numId, quantity: 1 },
+    ]);
+    // Lines as stored, plus one naming a product that is gone and one by numeric ids (as `catalogLine` takes them).
+    const stored = (await h.db.query<{ line_items: AskedLine[] }>('SELECT line_items FROM checkouts WHERE token_hash = $1', [hashCheckoutToken(token)])).rows[0].line_items;
+    const lines: AskedLine[] = [
+      ...stored,
+      { id: uuidv7(), product_id: uuidv7(), variant_id: null, quantity: 1 },
+      { id: uuidv7(), product_id: String(shirt.numId), variant_id: String(shirt.variants[1].numId), quantity: 3 },
+      { id: uuidv7(), product_id: 'not-an-id', variant_id: null, quantity: 1 },
+    ];
+    await h.db.query('UPDATE checkouts SET line_items = $2::jsonb WHERE token_hash = $1', [hashCheckoutToken(token), JSON.stringify(lines)]);
+
+    const found = (await findCheckoutForQuote(h.db, s.merchant.slug.toUpperCase(), hashCheckoutToken(token)))!;
+    expect(found.store).toMatchObject({ id: storeId, slug: s.merchant.slug, currency: 'USD' });
+    expect(found.row.line_items).toEqual(lines);
+    expect(found.row.expires_at).toBeInstanceOf(Date);
+    const single = [];
+    for (const l of lines) single.push(l.product_id === 'not-an-id' ? null : await catalogLine(h.db, storeId, l.product_id, l.variant_id));
+    expect(found.catalog).toEqual(single);
+    expect(found.catalog[2]).toBeNull();
+    expect(found.catalog[1]).toMatchObject({ variant_id: shirt.variants[0].id, weight: expect.stringMatching(/^1\.5/), weight_unit: 'lb' });
+
+    const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : 1);
+    expect([...found.zones].sort(byId)).toEqual((await findZonesForCountry(h.db, storeId, 'GB')).sort(byId));
+    expect(found.zones.map((z) => z.id).sort()).toEqual([gb, heavy, cheap].sort());
+    expect(found.shipping).toEqual(await shippingAppsOf(h.deps, storeId));
+    expect(found.shipping.apps.map((a) => a.id)).toEqual([courier.appId]);
+    expect(found.shipping.origin).toMatchObject({ address1: '1 Dock Road', city: 'Leeds', country: 'GB', zip: 'LS1 1AA', phone: null });
+
+    // Not found: another store's slug, an unknown token.
+    const other = await orderStore(h);
+    expect(await findCheckoutForQuote(h.db, other.merchant.slug, hashCheckoutToken(token))).toBeNull();
+    expect(await findCheckoutForQuote(h.db, s.merchant.slug, 'f'.repeat(64))).toBeNull();
+  });
+
+  it('a store without apps or address: no apps, every origin field null; no address on the checkout: no zones', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 500, stock: 1 });
+    await zone(s.merchant.storeId, 'UK', ['GB']);
+    const res = await h.req('POST', base(s), { body: { line_items: [{ product_id: product.id, quantity: 1 }] } });
+    const token = res.json().data.checkout.token;
+    const found = (await findCheckoutForQuote(h.db, s.merchant.slug, hashCheckoutToken(token)))!;
+    expect(found.zones).toEqual([]);
+    expect(found.shipping).toEqual({ apps: [], origin: { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null } });
+  });
+});
+
+describe('round trips of GET .../shipping_rates', () => {
+  it('zones only: one query', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    const z = await zone(s.merchant.storeId, 'UK', ['GB']);
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    let offered: unknown;
+    expect(await queriesOf(async () => (offered = await quote(s, token)))).toEqual(['checkout_for_quote']);
+    expect(offered).toMatchObject([{ handle: `zone-${z}` }]);
+  });
+
+  it('apps: asked once, then answered from this process without a query; another process reads the shared cache', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    await zone(s.merchant.storeId, 'UK', ['GB']);
+    await shippingApp(s, '/rates');
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    const asked = () => rx.received.filter((r) => r.path === '/rates').length;
+    const before = asked();
+
+    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
+    expect(asked()).toBe(before + 1);
+    let offered: { source: string | null }[] = [];
+    expect(await queriesOf(async () => (offered = await quote(s, token)))).toEqual(['checkout_for_quote']);
+    expect(offered.map((r) => r.source)).toEqual([null, expect.any(String)]);
+    expect(asked()).toBe(before + 1);
+
+    // Another process (its memory empty) finds the answer in the table, and remembers it.
+    const memo = h.deps.rateMemo;
+    h.deps.rateMemo = new RateMemo();
+    try {
+      expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get']);
+      expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote']);
+      expect(asked()).toBe(before + 1);
+    } finally {
+      h.deps.rateMemo = memo;
+    }
+
+    // The memory keeps the cache's 15 minutes on the service clock.
+    await h.advance(CACHE_AFTER_SUCCESS_MS / 1000 - 5);
+    await quote(s, token);
+    expect(asked()).toBe(before + 1);
+    await h.advance(6);
+    await quote(s, token);
+    expect(asked()).toBe(before + 2);
+  });
+
+  it('two apps asked: both answers written in one statement, each with its own expiry', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    const up = await shippingApp(s, '/rates');
+    const down = await shippingApp(s, '/down');
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    const now = h.clock.nowMs();
+    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
+    const { rows } = await h.db.query<{ app_id: string; ok: boolean; rates: unknown[]; expires_at: Date }>(
+      'SELECT app_id, ok, rates, expires_at FROM shipping_rate_cache WHERE app_id IN ($1, $2)', [up.appId, down.appId]);
+    const byApp = new Map(rows.map((r) => [r.app_id, r]));
+    expect(byApp.get(up.appId)).toMatchObject({ ok: true, rates: [expect.objectContaining({ service_code: 'courier' })] });
+    expect(byApp.get(down.appId)).toMatchObject({ ok: false, rates: [] });
+    expect(new Date(byApp.get(up.appId)!.expires_at).getTime() - now).toBeGreaterThanOrEqual(CACHE_AFTER_SUCCESS_MS);
+    expect(new Date(byApp.get(down.appId)!.expires_at).getTime() - now).toBeGreaterThanOrEqual(CACHE_AFTER_FAILURE_MS);
+    expect(new Date(byApp.get(down.appId)!.expires_at).getTime() - now).toBeLessThan(CACHE_AFTER_SUCCESS_MS);
+  });
+
+  it("a failure is remembered 30 seconds, by this process's memory as by the table", async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    await shippingApp(s, '/down');
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    const asked = () => rx.received.filter((r) => r.path === '/down').length;
+    const before = asked();
+    expect(await quote(s, token)).toEqual([]);
+    await h.advance(CACHE_AFTER_FAILURE_MS / 1000 - 1);
+    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote']);
+    expect(asked()).toBe(before + 1);
+    await h.advance(2);
+    expect(await quote(s, token)).toEqual([]);
+    expect(asked()).toBe(before + 2);
+  });
+});
+
+describe('the rate client', () => {
+  it('holds a connection per request in flight to one origin, beyond the 32 of webhooks (buyers at once, apps on one host)', async () => {
+    const n = PER_HOST_CONCURRENCY + 8;
+    let inFlight = 0;
+    let most = 0;
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const answer = () => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"rates":[]}');
+      };
+      held.push(answer);
+      // Everything answers once all n are in, or after 2 s when some could not get through.
+      if (held.length === n) held.splice(0).forEach((f) => f());
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const timer = setTimeout(() => held.splice(0).forEach((f) => f()), 2000);
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`;
+      const results = await Promise.all(Array.from({ length: n }, () => h.deps.rateHttp.send(url, { 'content-type': 'application/json' }, '{}', { timeoutMs: 4000 })));
+      expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
+      expect(most).toBe(n);
+      expect(RATE_CONNECTIONS_PER_ORIGIN).toBeGreaterThanOrEqual(n);
+    } finally {
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('RateMemo', () => {
+  const answer = (expiresMs: number) => ({ ratesUrl: 'https://a.example/rates', rates: [], expiresMs });
+
+  it('answers until the expiry, not from it', () => {
+    const memo = new RateMemo();
+    memo.set('app', 'body', answer(1000));
+    expect(memo.get('app', 'body', 999)).toEqual(answer(1000));
+    expect(memo.get('app', 'other body', 999)).toBeNull();
+    expect(memo.get('other app', 'body', 999)).toBeNull();
+    expect(memo.get('app', 'body', 1000)).toBeNull();
+    expect(memo.size).toBe(0);
+  });
+
+  it('keeps at most its bound of bodies, dropping the least recently used', () => {
+    const memo = new RateMemo(2); // two bodies
+    memo.set('a', 'x', answer(10));
+    memo.set('a2', 'x', answer(10));
+    memo.set('b', 'y', answer(10));
+    expect(memo.get('a', 'x', 0)).not.toBeNull(); // body x is now the most recent
+    memo.set('c', 'z', answer(10));
+    expect(memo.size).toBe(2);
+    expect(memo.get('b', 'y', 0)).toBeNull();
+    expect(memo.get('a', 'x', 0)).not.toBeNull();
+    expect(memo.get('a2', 'x', 0)).not.toBeNull();
+    expect(memo.get('c', 'z', 0)).not.toBeNull();
+  });
+});
