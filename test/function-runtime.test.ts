@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, OUTPUT_SCHEMAS, TARGETS,
-  celToJson, compileFunction, configurationProblem, createFunctionRunner, evaluateOnce,
+  celToJson, compileFunction, configurationProblem, createFunctionRunner, declarationProblems, evaluateOnce,
   type FunctionRunner, type RunResult,
 } from '../src/functions/runtime/index.js';
 
@@ -71,6 +71,18 @@ describe('C11.1 compiling an expression', () => {
     expect(JSON.stringify(justFits)).toHaveLength(MAX_CONFIGURATION_BYTES);
     expect(configurationProblem(justFits)).toBeNull();
     expect(configurationProblem({ k: 'x'.repeat(MAX_CONFIGURATION_BYTES) })).toMatch(/^configuration is too large \(10248 bytes; the maximum is 10240\)$/);
+  });
+});
+
+describe('C11.1 a declared function: every problem, for the 400 that names its handle', () => {
+  it('target, expression and configuration together', () => {
+    expect(declarationProblems({ target: DISCOUNTS, expression: '{"operations": []}', configuration: { a: 1 } })).toEqual([]);
+    expect(declarationProblems({ target: DISCOUNTS, expression: '{"operations": []}' })).toEqual([]);
+    expect(declarationProblems({ target: 'cart.tax.run', expression: 'nope(', configuration: [] })).toEqual([
+      `target must be one of ${TARGETS.join(', ')}`,
+      expect.stringMatching(/^expression does not parse: /),
+      'configuration must be a JSON object',
+    ]);
   });
 });
 
@@ -199,6 +211,7 @@ describe('C11.4 run errors, in-process (evaluateOnce, the SDK\'s local run)', ()
     expectFailure(evaluateOnce({ target: VALIDATIONS, expression: 'input.checkout.nothing', input: checkoutInput }), 'RuntimeError', /no such key: nothing|field not found: nothing/);
     expectFailure(evaluateOnce({ target: VALIDATIONS, expression: '{"operations": [', input: {} }), 'RuntimeError', /^expression does not parse/);
     expectFailure(evaluateOnce({ target: 'cart.nothing.run', expression: '{"operations": []}', input: {} }), 'RuntimeError', /^unknown target "cart.nothing.run"$/);
+    expectFailure(evaluateOnce({ target: VALIDATIONS, expression: '{"operations": []}', input: () => 1 }), 'RuntimeError', /^input is not JSON$/);
   });
 
   it('OutputTooLargeError: output JSON over 20 KB, its size reported', () => {
