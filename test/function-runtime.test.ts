@@ -280,12 +280,12 @@ describe('C11.4 the worker pool', () => {
 
     expect(r).toMatchObject({ status: 'failure', errorType: 'TimeoutError', output: null, errorMessage: expect.stringMatching(/^the run was stopped after [0-9.]+ ms; the limit is 50 ms$/) });
     expect(r.durationMs).toBeGreaterThanOrEqual(50);
-    expect(r.durationMs).toBeLessThan(100);
     expect(wall).toBeGreaterThanOrEqual(50);
-    expect(wall).toBeLessThan(150);
-    // The expression runs for seconds in one thread (8 million steps); the event loop never waited
-    // for it. The margin is for a shared two-core machine.
-    expect(maxGap).toBeLessThan(40);
+    // The margins are for a shared two-core machine; the expression itself would run for seconds
+    // (8 million steps; see the next test), and the event loop never waited for it.
+    expect(r.durationMs).toBeLessThan(120);
+    expect(wall).toBeLessThan(200);
+    expect(maxGap).toBeLessThan(80);
 
     // The worker was terminated; runs go on while piscina replaces it.
     const next: RunResult[] = [];
