@@ -45,8 +45,9 @@
 //                      The report prints each scenario's share of that cap; any 429 invalidates it.
 //   BENCH_ORDERS       orders in the order scenarios' store (default 100000; bench/orders.ts)
 //   BENCH_ONLY         a comma-separated subset of: products,files,hello,pk,order,orders,products50,analytics,
-//                      catalog,rates,rates-apps,complete,webhooks (e.g. to profile one scenario). A scenario runs interleaved with
-//                      its floor only when the floor is selected too; alone otherwise.
+//                      catalog,rates,rates-apps,complete,webhooks,functions (e.g. to profile one scenario). A scenario runs interleaved with
+//                      its floor only when the floor is selected too; alone otherwise. `functions` (issue 13, bench/functions.ts)
+//                      measures the function runner itself, before anything else starts; alone, it is all that runs.
 //   BENCH_SKIP_COLD=1  no cold start
 //   BENCH_PROFILE=1    --cpu-prof on the service (summary: bench/profile-summary.ts)
 //   BENCH_KEEP=1       keep the temp dirs and scratch databases
@@ -65,6 +66,7 @@ import { runWebhookBench, type WebhookBenchResult } from '../test/fixtures/webho
 import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 import { PRODUCT_SCALE_SIZES } from './products-scale.js';
 import { RATE_APP_DELAY_MS, startRateReceiver } from './checkout.js';
+import { printFunctionsFigures, printFunctionsTargets, runFunctionsBench, type FunctionsBenchResult } from './functions.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -89,7 +91,7 @@ const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'complete', 'webhooks'];
+const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'complete', 'webhooks', 'functions'];
 const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
 for (const s of ONLY) if (!SCENARIOS.includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
 const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
@@ -356,6 +358,20 @@ async function main() {
   if (SERVER_URL) console.log(`  server: ${await describeServer(SERVER_URL)}`);
   console.log(`  rate limiter: ${process.env.REDIS_URL ? 'Redis (REDIS_URL)' : 'memory'}; ${CONNECTIONS} connections; per scenario ${WARMUP_S} s warm-up + ${ROUNDS} rounds of ${ROUND_S} s, in turn with its floor`);
 
+  // 0. Issue 13: the function runtime, on the runner itself (no service, no database), while the
+  // machine is still quiet.
+  let functions: FunctionsBenchResult | null = null;
+  if (ONLY.has('functions')) {
+    console.log('\n0. function runtime');
+    functions = await runFunctionsBench();
+    printFunctionsFigures(functions);
+    if (ONLY.size === 1) {
+      console.log('\nTargets');
+      printFunctionsTargets(functions);
+      return;
+    }
+  }
+
   // 1. Cold start on an empty embedded database with the demo data (the first-run experience).
   let cold: { ms: number; demo: boolean } | null = null;
   let coldPg: { ms: number; demo: boolean } | null = null;
@@ -569,6 +585,7 @@ async function main() {
     console.log(`  ${`webhook first-attempt p99 at ${webhooks.rate}/s:`.padEnd(38)} ${webhooks.latencyP99Ms.toFixed(0).padStart(5)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
   checkoutTargets({ ratesZones, ratesCached, ratesApps, complete, ordersCreate });
+  if (functions) printFunctionsTargets(functions);
   if (cold) console.log(`  ${'cold start (empty embedded + demo):'.padEnd(38)} ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, OUTPUT_SCHEMAS, TARGETS,
-  celToJson, compileFunction, configurationProblem, createFunctionRunner, evaluateOnce,
+  celToJson, compileFunction, configurationProblem, createFunctionRunner, declarationProblems, evaluateOnce,
   type FunctionRunner, type RunResult,
 } from '../src/functions/runtime/index.js';
 
@@ -71,6 +71,18 @@ describe('C11.1 compiling an expression', () => {
     expect(JSON.stringify(justFits)).toHaveLength(MAX_CONFIGURATION_BYTES);
     expect(configurationProblem(justFits)).toBeNull();
     expect(configurationProblem({ k: 'x'.repeat(MAX_CONFIGURATION_BYTES) })).toMatch(/^configuration is too large \(10248 bytes; the maximum is 10240\)$/);
+  });
+});
+
+describe('C11.1 a declared function: every problem, for the 400 that names its handle', () => {
+  it('target, expression and configuration together', () => {
+    expect(declarationProblems({ target: DISCOUNTS, expression: '{"operations": []}', configuration: { a: 1 } })).toEqual([]);
+    expect(declarationProblems({ target: DISCOUNTS, expression: '{"operations": []}' })).toEqual([]);
+    expect(declarationProblems({ target: 'cart.tax.run', expression: 'nope(', configuration: [] })).toEqual([
+      `target must be one of ${TARGETS.join(', ')}`,
+      expect.stringMatching(/^expression does not parse: /),
+      'configuration must be a JSON object',
+    ]);
   });
 });
 
@@ -199,6 +211,7 @@ describe('C11.4 run errors, in-process (evaluateOnce, the SDK\'s local run)', ()
     expectFailure(evaluateOnce({ target: VALIDATIONS, expression: 'input.checkout.nothing', input: checkoutInput }), 'RuntimeError', /no such key: nothing|field not found: nothing/);
     expectFailure(evaluateOnce({ target: VALIDATIONS, expression: '{"operations": [', input: {} }), 'RuntimeError', /^expression does not parse/);
     expectFailure(evaluateOnce({ target: 'cart.nothing.run', expression: '{"operations": []}', input: {} }), 'RuntimeError', /^unknown target "cart.nothing.run"$/);
+    expectFailure(evaluateOnce({ target: VALIDATIONS, expression: '{"operations": []}', input: () => 1 }), 'RuntimeError', /^input is not JSON$/);
   });
 
   it('OutputTooLargeError: output JSON over 20 KB, its size reported', () => {
@@ -267,12 +280,12 @@ describe('C11.4 the worker pool', () => {
 
     expect(r).toMatchObject({ status: 'failure', errorType: 'TimeoutError', output: null, errorMessage: expect.stringMatching(/^the run was stopped after [0-9.]+ ms; the limit is 50 ms$/) });
     expect(r.durationMs).toBeGreaterThanOrEqual(50);
-    expect(r.durationMs).toBeLessThan(100);
     expect(wall).toBeGreaterThanOrEqual(50);
-    expect(wall).toBeLessThan(150);
-    // The expression runs for seconds in one thread (8 million steps); the event loop never waited
-    // for it. The margin is for a shared two-core machine.
-    expect(maxGap).toBeLessThan(40);
+    // The margins are for a shared two-core machine; the expression itself would run for seconds
+    // (8 million steps; see the next test), and the event loop never waited for it.
+    expect(r.durationMs).toBeLessThan(120);
+    expect(wall).toBeLessThan(200);
+    expect(maxGap).toBeLessThan(80);
 
     // The worker was terminated; runs go on while piscina replaces it.
     const next: RunResult[] = [];
@@ -306,7 +319,7 @@ describe('C11.4 the worker pool', () => {
 
       expect(await queued).toMatchObject({ errorType: 'TimeoutError', errorMessage: 'not run: no worker was free within 100 ms (the function pool is saturated)' });
       expect(await runaway).toMatchObject({ errorType: 'TimeoutError', errorMessage: expect.stringMatching(/limit is 300 ms/) });
-      expect(small.stats()).toMatchObject({ saturated: 2, timeouts: 1, inFlight: 0 });
+      expect(small.stats()).toMatchObject({ saturated: 2, timeouts: 1, busy: 0, waiting: 0 });
       // Once the replacement worker is up, the pool serves again.
       await expect.poll(async () => (await small.run({ target: VALIDATIONS, expression: '{"operations": []}', input: {} })).status, { timeout: 10_000, interval: 50 }).toBe('success');
     } finally {
@@ -315,7 +328,7 @@ describe('C11.4 the worker pool', () => {
   });
 
   it('an expression that exhausts its worker\'s heap fails with RuntimeError; the pool replaces the worker', async () => {
-    const tight = createFunctionRunner({ threads: 1, heapMb: 16, timeoutMs: 20_000 });
+    const tight = createFunctionRunner({ threads: 1, heapMb: 32, timeoutMs: 20_000 });
     try {
       await tight.ready();
       const r = await tight.run({

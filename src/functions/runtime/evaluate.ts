@@ -40,6 +40,7 @@ export function prepareRun(request: RunRequest): RunResult | PreparedRun {
   } catch (err) {
     return failure('RuntimeError', `input is not JSON: ${messageOf(err)}`, 0);
   }
+  if (inputJson === undefined) return failure('RuntimeError', 'input is not JSON', 0);
   const inputBytes = utf8Bytes(inputJson);
   if (inputBytes > MAX_INPUT_BYTES) {
     return failure('InputSizeLimitExceededError', `input is ${inputBytes} bytes; the maximum is ${MAX_INPUT_BYTES} (not run)`, inputBytes);
