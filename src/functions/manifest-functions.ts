@@ -3,7 +3,7 @@
 // very code that later runs it) and configuration. A problem is a 400 that names the function.
 import { badRequest } from '../http/errors.js';
 import { slugify } from '../slug.js';
-import { compileFunction, configurationProblem, isTarget, TARGETS } from './runtime/index.js';
+import { declarationProblems, type FunctionTarget } from './runtime/index.js';
 import type { DeclaredFunction } from './functions.repo.js';
 
 export function readManifestFunctions(value: unknown): DeclaredFunction[] {
@@ -18,15 +18,13 @@ export function readManifestFunctions(value: unknown): DeclaredFunction[] {
     const named = `${at} (${handle})`;
     if (seen.has(handle)) throw badRequest(`${named}: handle is used by another function of this app`);
     seen.add(handle);
-    if (!isTarget(f.target)) throw badRequest(`${named}: target must be one of ${TARGETS.join(', ')}`);
     if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
-    const compiled = compileFunction(f.expression);
-    if (!compiled.ok) throw badRequest(`${named}: ${compiled.problem}`);
-    const problem = configurationProblem(f.configuration);
-    if (problem) throw badRequest(`${named}: configuration ${problem.replace(/^configuration /, '')}`);
+    // Target, expression and configuration: the runtime's own checks, the code that will run it.
+    const problems = declarationProblems(f);
+    if (problems.length) throw badRequest(`${named}: ${problems.join('; ')}`);
     return {
       handle,
-      target: f.target,
+      target: f.target as FunctionTarget,
       title: typeof f.title === 'string' ? f.title : null,
       expression: f.expression as string,
       configuration: (f.configuration ?? {}) as Record<string, unknown>,
