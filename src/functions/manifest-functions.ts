@@ -20,7 +20,7 @@ export function readManifestFunctions(value: unknown): DeclaredFunction[] {
     seen.add(handle);
     if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
     // Target, expression and configuration: the runtime's own checks, the code that will run it.
-    const problems = declarationProblems(f);
+    const problems = declarationProblems({ target: f.target, expression: f.expression, configuration: f.configuration });
     if (problems.length) throw badRequest(`${named}: ${problems.join('; ')}`);
     return {
       handle,
