@@ -10,6 +10,7 @@ import type { CheckoutRow } from './checkouts.repo.js';
 import type { PricedLine, ValidationProblem } from './checkout-lines.js';
 import { ShippingRateSchema } from './rate.js';
 import type { PaymentMethodOffer } from './payment-methods.js';
+import type { AutomaticDiscount } from '../functions/operations.js';
 
 const money = (minor: number) => formatMinor(minor)!;
 
@@ -69,7 +70,10 @@ export interface CheckoutState {
   lines: PricedLine[];
   problems: ValidationProblem[];
   totals: OrderTotals;
-  discount: CheckoutView['discount_applications'][number] | null;
+  /** The discount code's application, then the automatic discounts of the functions (C11.3). */
+  discounts: CheckoutView['discount_applications'];
+  /** The automatic discounts, line by line: what the order takes with them. */
+  automatic: AutomaticDiscount[];
   paymentMethods: PaymentMethodOffer[];
   requiresShipping: boolean;
 }
@@ -99,7 +103,7 @@ export function checkoutView(token: string, s: CheckoutState): CheckoutView {
     shipping_address: addressView(row.shipping_address as Partial<Address> | null),
     shipping_line: row.shipping_rate,
     discount_code: row.discount_code,
-    discount_applications: s.discount ? [s.discount] : [],
+    discount_applications: s.discounts,
     payment_methods: s.paymentMethods,
     payment_method: row.payment_method,
     validation_errors: s.problems,

@@ -3,21 +3,27 @@
 // can still be read, but no longer changed, quoted or completed (410). Completion takes the order
 // exactly as `POST /orders` does (src/orders/order-create.ts: stock, customer, discount code,
 // orders/create), under a lock on the checkout row, so two completions at once make one order.
+// The store's functions (C11) shape it at the points C11.4 names: payment-method, validation and
+// discount functions when it is created, changed and completed; delivery-option functions whenever
+// its rates are computed (src/checkout/checkout-functions.ts).
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { hundredthsStep } from '../currencies.js';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
-import { computeTotals } from '../orders/pricing.js';
+import { computeTotals, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
+import { computeAutomaticDiscounts } from '../functions/operations.js';
+import { activeStoreFunctions } from '../functions/functions.repo.js';
 import { checkDiscountCode, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import { orderView } from '../orders/order-view.js';
-import { checkAskedLines, priceFoundLines, priceLines, type ValidationProblem } from './checkout-lines.js';
+import { checkAskedLines, priceFoundLines, priceLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
 import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
+import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CatalogLine, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
@@ -70,17 +76,22 @@ function assertOpen(row: CheckoutRow, now: Date): void {
   if (row.expires_at.getTime() <= now.getTime()) throw gone();
 }
 
+/** The checkout priced now, before its functions: lines from the catalog and the discount code as at checkout. */
+interface PricedCheckout {
+  row: CheckoutRow;
+  lines: PricedLine[];
+  problems: ValidationProblem[];
+  applied: AppliedDiscount | null;
+  priceLines: PriceLine[];
+  step: number;
+}
+
 /**
- * The checkout priced now: lines from the catalog, the discount as at checkout, the chosen rate.
  * `catalog`: the lines' catalog facts when already read (`findCheckoutForQuote`).
  */
-async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<CheckoutState> {
+async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<PricedCheckout> {
   const { lines, problems } = catalog ? priceFoundLines(row.line_items, catalog) : await priceLines(q, row.store_id, row.line_items);
-  const shippingMinor = row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
-  const step = hundredthsStep(row.currency);
-  const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
-  let discount: CheckoutState['discount'] = null;
-  let applied = null;
+  let applied: AppliedDiscount | null = null;
   if (row.discount_code) {
     const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);
     const customerId = row.email ? await findCustomerIdByEmail(q, row.store_id, row.email) : null;
@@ -91,31 +102,85 @@ async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (Ca
       problems.push({ message: `The discount code ${err.message.replace(/^discount_code /, '')}`, target: 'discount_code' });
     }
   }
-  const totals = computeTotals(priceLinesOf, shippingMinor, applied, null, step);
+  const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
+  return { row, lines, problems, applied, priceLines: priceLinesOf, step: hundredthsStep(row.currency) };
+}
+
+/**
+ * The checkout as it stands with what its functions last gave (`results`, null when none ran):
+ * the payment methods they left, their validation errors, and their automatic discounts after the
+ * code (C11.3), with the chosen rate's shipping. Pure.
+ */
+function finishState(p: PricedCheckout, results: FunctionResults | null): CheckoutState {
+  const { row, lines, applied, step } = p;
+  const shippingMinor = row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
+  const withCode = computeTotals(p.priceLines, shippingMinor, applied, null, step);
+  const automatic = results?.discountOutputs.length
+    ? computeAutomaticDiscounts(lines.map((l, i) => ({ id: l.id, lineMinor: withCode.lines[i].lineMinor, codeDiscountMinor: withCode.lines[i].discountMinor })), results.discountOutputs, step)
+    : [];
+  const perLine = lines.map((_, i) => automatic.reduce((s, a) => s + a.lineAmountsMinor[i], 0));
+  const totals = automatic.length ? computeTotals(p.priceLines, shippingMinor, applied, null, step, perLine) : withCode;
+  const discounts: CheckoutState['discounts'] = [];
   if (applied) {
-    discount = {
+    discounts.push({
       type: 'discount_code',
       code: applied.code,
       title: applied.code,
       value: applied.type === 'Percentage' ? (applied.percentBp! / 100).toFixed(2) : applied.type === 'Flat' ? moneyText(applied.amountMinor ?? 0) : '100.00',
       value_type: applied.type === 'Percentage' ? 'percentage' : applied.type === 'Flat' ? 'fixed_amount' : 'shipping',
-      amount: moneyText(totals.totalDiscountMinor),
-    };
+      amount: moneyText(withCode.totalDiscountMinor),
+    });
   }
-  return { row, lines, problems, totals, discount, paymentMethods: paymentMethodsOf(), requiresShipping: lines.some((l) => l.requiresShipping) };
+  for (const a of automatic) discounts.push({ type: 'automatic', code: null, title: a.title, value: a.value, value_type: a.valueType, amount: moneyText(a.amountMinor) });
+  return {
+    row,
+    lines,
+    problems: [...p.problems, ...(results?.validationErrors ?? [])],
+    totals,
+    discounts,
+    automatic,
+    paymentMethods: results?.paymentMethods ?? paymentMethodsOf(),
+    requiresShipping: lines.some((l) => l.requiresShipping),
+  };
+}
+
+/** The checkout as it stands, with what its functions last gave (a read: no function runs). */
+async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<CheckoutState> {
+  return finishState(await pricedCheckout(deps, q, row, catalog), row.function_results);
+}
+
+/** Who the functions run for: the checkout, and `input.shop` (C11.3). */
+const functionCall = (store: CheckoutStore, row: CheckoutRow, token: string): FunctionCheckout => ({
+  storeId: store.id,
+  shop: { id: store.id, domain: store.slug, currency: store.currency },
+  checkoutId: row.id,
+  token,
+});
+
+/**
+ * Runs the cart functions on the checkout as priced (C11.4): what they give, and the checkout with it.
+ * No active function: nothing runs, and the checkout is as priced.
+ */
+async function withCartFunctions(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, priced: PricedCheckout) {
+  const before = finishState(priced, null);
+  const results = await runCartFunctions(deps, call, active, checkoutView(call.token, before), paymentMethodsOf());
+  return { results, state: results ? finishState(priced, results) : before };
 }
 
 const minorOf = (price: string) => Math.round(Number(price) * 100);
 const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 
 /**
- * The shipping rates offered for the checkout now (C15.2, C15.3); none when nothing ships or there
- * is no address. `sources`: the zones and apps when already read (`findCheckoutForQuote`).
+ * The shipping rates offered for the checkout now (C15.2, C15.3, after the delivery functions of
+ * C11.3); none when nothing ships or there is no address. `sources`: the zones and apps when
+ * already read (`findCheckoutForQuote`).
  */
-async function ratesOf(deps: Deps, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
+async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
   const destination = state.row.shipping_address;
   if (!state.requiresShipping || !destination) return [];
-  return quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
+  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
+  // C11.4: the delivery-option functions shape them every time; a hidden rate cannot be chosen.
+  return shapeRates(deps, call, active, checkoutView(call.token, state), rates);
 }
 
 /** The discount code as the buyer sends it: checked as at checkout (400 when it cannot apply), not yet counted. */
@@ -151,10 +216,14 @@ export async function createCheckout(deps: Deps, storeURL: string, body: Checkou
     expires_at: new Date(now.getTime() + CHECKOUT_LIFETIME_MS),
     created_at: now,
     updated_at: now,
+    function_results: null,
   };
   await assertDiscountApplies(deps, deps.db, row);
+  const active = byTarget(await activeStoreFunctions(deps.db, store.id));
+  const { results, state } = await withCartFunctions(deps, functionCall(store, row, token), active, await pricedCheckout(deps, deps.db, row));
+  row.function_results = results;
   await insertCheckout(deps.db, row);
-  return checkoutView(token, await stateOf(deps, deps.db, row));
+  return checkoutView(token, state);
 }
 
 export async function getCheckout(deps: Deps, storeURL: string, token: string): Promise<CheckoutView> {
@@ -176,17 +245,23 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   if (changes.line_items !== undefined || changes.shipping_address !== undefined) changes.shipping_rate = null;
   let next: CheckoutRow = { ...current, ...changes };
   if (changes.discount_code !== undefined) await assertDiscountApplies(deps, deps.db, next);
+  // C11.4: the cart functions run on the changed checkout; what they give is the checkout's now.
+  const call = functionCall(store, next, token);
+  const active = byTarget(await activeStoreFunctions(deps.db, store.id));
+  const priced = await pricedCheckout(deps, deps.db, next);
+  const { results, state } = await withCartFunctions(deps, call, active, priced);
+  changes.function_results = results;
   if (body.shipping_rate !== undefined) {
     if (body.shipping_rate === null) changes.shipping_rate = null;
     else {
-      const rates = await ratesOf(deps, await stateOf(deps, deps.db, next));
+      const rates = await ratesOf(deps, call, active, state);
       const chosen = rates.find((r) => r.handle === body.shipping_rate!.handle);
       if (!chosen) throw unprocessable('shipping_rate is not one of the rates offered for this checkout', { shipping_rate: ['is not offered'] });
       changes.shipping_rate = chosen;
     }
   }
   if (body.payment_method !== undefined) {
-    if (body.payment_method !== null && !paymentMethodsOf().some((m) => m.handle === body.payment_method)) {
+    if (body.payment_method !== null && !state.paymentMethods.some((m) => m.handle === body.payment_method)) {
       throw unprocessable('payment_method is not one of the payment methods offered for this checkout', { payment_method: ['is not offered'] });
     }
     changes.payment_method = body.payment_method;
@@ -197,13 +272,13 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
     assertOpen(locked, deps.clock.now());
     return updateCheckout(tx, locked.id, changes, deps.clock.now());
   });
-  return checkoutView(token, await stateOf(deps, deps.db, next));
+  return checkoutView(token, finishState({ ...priced, row: next }, results));
 }
 
 export async function checkoutShippingRates(deps: Deps, storeURL: string, token: string): Promise<ShippingRate[]> {
-  const { row, catalog, zones, shipping } = await checkoutForQuote(deps, storeURL, token);
+  const { store, row, catalog, zones, shipping, functions } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
-  return ratesOf(deps, await stateOf(deps, deps.db, row, catalog), { zones, shipping });
+  return ratesOf(deps, functionCall(store, row, token), byTarget(functions), await stateOf(deps, deps.db, row, catalog), { zones, shipping });
 }
 
 /** What completion still needs, in the buyer's words (422 when anything is missing). */
@@ -245,15 +320,19 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
     tags: [],
     currency: row.currency,
     attributes: [],
+    automaticDiscounts: state.automatic.map((a) => ({ title: a.title, value: a.value, valueType: a.valueType, lineAmountsMinor: a.lineAmountsMinor })),
   };
 }
 
 export async function completeCheckout(deps: Deps, storeURL: string, token: string) {
-  const { store, row, catalog, zones, shipping } = await checkoutForQuote(deps, storeURL, token);
+  const { store, row, catalog, zones, shipping, functions } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
-  const state = await stateOf(deps, deps.db, row, catalog);
+  // C11.4: at completion every target's functions run again; their validation errors block it.
+  const call = functionCall(store, row, token);
+  const active = byTarget(functions);
+  const { results, state } = await withCartFunctions(deps, call, active, await pricedCheckout(deps, deps.db, row, catalog));
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.
-  const rates = state.requiresShipping ? await ratesOf(deps, state, { zones, shipping }) : [];
+  const rates = state.requiresShipping ? await ratesOf(deps, call, active, state, { zones, shipping }) : [];
   const missing = missingForCompletion(state, rates);
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));
@@ -264,7 +343,7 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
       const locked = await checkoutOf(tx, store, token, { lock: true });
       assertOpen(locked, deps.clock.now());
       const placed = await placeOrderInTx(deps, tx, store.id, input);
-      await markCompleted(tx, locked.id, placed.id, deps.clock.now());
+      await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results);
       return placed;
     }),
   );

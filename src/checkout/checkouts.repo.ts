@@ -9,6 +9,8 @@ import type { ShippingRate } from './shipping-rates.js';
 import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
+import type { FunctionResults } from './checkout-functions.js';
+import { ACTIVE_FUNCTION_FIELDS, ACTIVE_FUNCTION_FROM, type StoreFunctionRow } from '../functions/functions.repo.js';
 
 /** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
 export interface AskedLine {
@@ -37,9 +39,11 @@ export interface CheckoutRow {
   expires_at: Date;
   created_at: Date;
   updated_at: Date;
+  /** What the cart functions' last runs gave (C11.4); null when none ran. */
+  function_results: FunctionResults | null;
 }
 
-const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb' };
+const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb', function_results: 'jsonb' };
 
 export async function insertCheckout(q: Queryable, row: CheckoutRow): Promise<void> {
   await insertRow(q, 'checkouts', { ...row }, { casts: CASTS, name: true });
@@ -82,6 +86,8 @@ export interface CheckoutQuoteData {
   catalog: (CatalogLine | null)[];
   zones: StoredZone[];
   shipping: { apps: ShippingApp[]; origin: StoreAddress };
+  /** The store's active functions of every target, in activation order (C11.2). */
+  functions: StoreFunctionRow[];
 }
 
 /** A stored catalog reference to the column it is compared with (as `byKind`, in SQL; anything else finds nothing). */
@@ -125,7 +131,9 @@ SELECT c.*,
       AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string') AS quote_apps,
   (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
             'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
-     FROM store_addresses sa WHERE sa.store_id = c.store_id) AS quote_origin
+     FROM store_addresses sa WHERE sa.store_id = c.store_id) AS quote_origin,
+  (SELECT coalesce(json_agg(json_build_object(${ACTIVE_FUNCTION_FIELDS}) ORDER BY sf.activated_at, sf.id), '[]'::json)
+     FROM ${ACTIVE_FUNCTION_FROM} WHERE sf.store_id = c.store_id AND sf.active) AS quote_functions
 FROM c`;
 
 /** The checkout with this token hash in the store with this slug, and all a quote of its rates reads; null when not found. */
@@ -133,9 +141,10 @@ export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash
   const { rows } = await q.query<CheckoutRow & {
     store_slug: string; store_currency: string;
     quote_catalog: (CatalogLine | Record<string, null>)[]; quote_zones: StoredZone[]; quote_apps: ShippingApp[]; quote_origin: StoreAddress | null;
+    quote_functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
   }>(CHECKOUT_QUOTE_SQL, [tokenHash, slug.toLowerCase()], { name: 'checkout_for_quote' });
   if (!rows[0]) return null;
-  const { store_slug, store_currency, quote_catalog, quote_zones, quote_apps, quote_origin, ...row } = rows[0];
+  const { store_slug, store_currency, quote_catalog, quote_zones, quote_apps, quote_origin, quote_functions, ...row } = rows[0];
   return {
     store: { id: row.store_id, slug: store_slug, currency: store_currency },
     row,
@@ -146,18 +155,19 @@ export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash
       apps: quote_apps,
       origin: quote_origin ?? { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null },
     },
+    functions: quote_functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
   };
 }
 
-export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method'>>;
+export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method' | 'function_results'>>;
 
 export async function updateCheckout(q: Queryable, id: string, changes: CheckoutChanges, now: Date): Promise<CheckoutRow> {
   const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { ...changes, updated_at: now }, { casts: CASTS, returning: '*' });
   return rows[0];
 }
 
-export async function markCompleted(q: Queryable, id: string, orderId: string, now: Date): Promise<CheckoutRow> {
-  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { order_id: orderId, completed_at: now, updated_at: now }, { returning: '*' });
+export async function markCompleted(q: Queryable, id: string, orderId: string, now: Date, functionResults: FunctionResults | null): Promise<CheckoutRow> {
+  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { order_id: orderId, completed_at: now, updated_at: now, function_results: functionResults }, { casts: CASTS, returning: '*' });
   return rows[0];
 }
 

@@ -154,16 +154,26 @@ export async function findStoreFunction(q: Queryable, storeId: string, functionI
   return rows[0] ?? null;
 }
 
-/** The active functions of a target on a store, in activation order: what a checkout runs (C11.2). */
-export async function activeFunctions(q: Queryable, storeId: string, target: string): Promise<StoreFunctionRow[]> {
+/** The active functions of a store, every target, in activation order: what a checkout runs (C11.2). */
+export async function activeStoreFunctions(q: Queryable, storeId: string): Promise<StoreFunctionRow[]> {
   const { rows } = await q.query<StoreFunctionRow>(
     `SELECT ${STORE_FUNCTION_COLUMNS} FROM ${STORE_FUNCTION_FROM}
-      WHERE s.store_id = $1 AND s.active AND f.target = $2 ORDER BY s.activated_at, s.id`,
-    [storeId, target],
-    { name: 'active_functions' },
+      WHERE s.store_id = $1 AND s.active ORDER BY s.activated_at, s.id`,
+    [storeId],
+    { name: 'active_store_functions' },
   );
   return rows;
 }
+
+/**
+ * The same rows as JSON, for a query that reads them along with other things (the checkout quote,
+ * src/checkout/checkouts.repo.ts): `json_build_object(${ACTIVE_FUNCTION_FIELDS})` over
+ * `${ACTIVE_FUNCTION_FROM}`, where `sf` is the store's function.
+ */
+export const ACTIVE_FUNCTION_FIELDS = `'id', sf.id, 'store_id', sf.store_id, 'app_id', af.app_id, 'app_handle', fa.handle, 'handle', af.handle,
+  'target', af.target, 'title', af.title, 'expression', af.expression, 'active', sf.active,
+  'configuration', coalesce(sf.configuration, af.configuration), 'activated_at', sf.activated_at`;
+export const ACTIVE_FUNCTION_FROM = `store_functions sf JOIN app_functions af ON af.id = sf.app_function_id JOIN apps fa ON fa.id = af.app_id`;
 
 /** The merchant's change (C11.2 PATCH), under the store's lock; 'full' when the target has no room. */
 export async function changeStoreFunction(

@@ -100,6 +100,13 @@ export async function retryingNewCustomer<T>(transaction: () => Promise<T>): Pro
   }
 }
 
+/** The automatic discounts' total per line (C11.3), in the order of the order's lines. */
+function automaticLineMinor(input: NewOrderInput, lineCount: number): number[] {
+  const sums = new Array<number>(lineCount).fill(0);
+  for (const a of input.automaticDiscounts ?? []) a.lineAmountsMinor.forEach((n, i) => { if (i < lineCount) sums[i] += n; });
+  return sums;
+}
+
 /**
  * Takes the order inside the caller's transaction and returns its row: `POST /orders` (C7.1) and
  * a checkout's completion (C15.1) both come here, so an order is taken one way only.
@@ -135,6 +142,7 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
     discount,
     input.taxRatePpm,
     hundredthsStep(currency),
+    automaticLineMinor(input, lines.length),
   );
   await deductStock(tx, stockLines(lines));
 
@@ -162,6 +170,9 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
     payment_method: input.paymentMethod,
     discount_code: discount?.code ?? null,
     discount: discount ?? null,
+    automatic_discounts: (input.automaticDiscounts ?? []).map((a) => ({
+      title: a.title, value: a.value, value_type: a.valueType, amount_minor: a.lineAmountsMinor.reduce((s, x) => s + x, 0),
+    })),
     shipping_address: input.shippingAddress,
     billing_address: input.billingAddress ?? input.shippingAddress,
     shipping_line: input.shippingLine ?? null,

@@ -55,6 +55,11 @@ export interface NewOrderInput {
   tags: string[];
   currency: string | null;
   attributes: unknown[];
+  /**
+   * A checkout's automatic discounts (C11.3), computed by its functions: what each takes off each
+   * line, in the order of `lines`. Applied after the discount code; never more than a line has left.
+   */
+  automaticDiscounts?: { title: string; value: string; valueType: 'percentage' | 'fixed_amount'; lineAmountsMinor: number[] }[];
 }
 
 function object(value: unknown, field: string): Body {

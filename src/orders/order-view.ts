@@ -12,6 +12,7 @@ import { Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { splitName } from '../customers/customers.service.js';
 import { typedValue } from '../metafields/types.js';
 import { finalUnitMinor, formatTaxRate, parseTaxRate, type AppliedDiscount } from './pricing.js';
+import type { StoredAutomaticDiscount } from './orders.repo.js';
 
 export const ADDRESS_KEYS = [
   'first_name', 'last_name', 'company', 'address1', 'address2', 'city', 'province', 'province_code', 'country', 'country_code', 'zip', 'phone',
@@ -85,6 +86,7 @@ export interface OrderRow {
   paid_minor: number;
   payment_method: string | null;
   discount: AppliedDiscount | null;
+  automatic_discounts: StoredAutomaticDiscount[];
   shipping_address: Partial<Address> | null;
   billing_address: Partial<Address> | null;
   shipping_line: ShippingLine | null;
@@ -182,12 +184,16 @@ function shippingMethods(o: OrderRow) {
   return [{ handle: s.code, title: s.title, price: money(o.shipping_minor), original_price: money(shippingOriginalMinor(o)) }];
 }
 
+/** The discount code, then the automatic discounts of the checkout's functions (C11.3). */
 function discountApplications(o: OrderRow) {
+  const out: { type: 'discount_code' | 'automatic'; code: string | null; value: string; value_type: 'fixed_amount' | 'percentage'; title: string }[] = [];
   const d = o.discount;
-  if (!d) return [];
-  const value = d.type === 'Percentage' ? money(d.percentBp ?? 0) : d.type === 'Flat' ? money(d.amountMinor ?? 0) : '100.00';
-  const valueType: 'fixed_amount' | 'percentage' = d.type === 'Flat' ? 'fixed_amount' : 'percentage';
-  return [{ type: 'discount_code' as const, code: d.code, value, value_type: valueType, title: d.code }];
+  if (d) {
+    const value = d.type === 'Percentage' ? money(d.percentBp ?? 0) : d.type === 'Flat' ? money(d.amountMinor ?? 0) : '100.00';
+    out.push({ type: 'discount_code', code: d.code, value, value_type: d.type === 'Flat' ? 'fixed_amount' : 'percentage', title: d.code });
+  }
+  for (const a of o.automatic_discounts ?? []) out.push({ type: 'automatic', code: null, value: a.value, value_type: a.value_type, title: a.title });
+  return out;
 }
 
 function metafieldsView(rows: [string, string, string, string][] | undefined) {
@@ -476,12 +482,12 @@ export const OrderSchema = Type.Object({
     created_at: Timestamp(),
   })),
   discount_applications: Type.Array(Type.Object({
-    type: StringEnum(['discount_code'] as const),
-    code: Type.String(),
+    type: StringEnum(['discount_code', 'automatic'] as const),
+    code: nullable(Type.String({ description: 'null for an automatic discount' })),
     value: Type.String({ description: 'a decimal string: the percentage, the fixed amount, or "100.00" for free shipping' }),
     value_type: StringEnum(['fixed_amount', 'percentage'] as const),
     title: Type.String(),
-  }), { description: 'none or one' }),
+  }), { description: "the discount code, if any, then the automatic discounts of the store's functions (C11.3)" }),
   metafields: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown({ description: "the value as its metafield type reads (string, number, boolean, object, list...)" })), {
     description: '`{ namespace: { key: value } }`',
   }),

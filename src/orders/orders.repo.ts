@@ -11,7 +11,7 @@ const ts = (column: string, as = column.replace(/^\w+\./, '')) => `to_char(${col
 
 const ORDER_COLUMNS = `o.id, o.store_id, o.order_number, o.email, o.phone, o.status, o.financial_status, o.fulfillment_status,
   ${ts('o.cancelled_at')}, o.cancel_reason, o.currency, o.subtotal_minor, o.tax_minor, o.tax_rate::text AS tax_rate, o.shipping_minor,
-  o.discount_minor, o.total_minor, o.refunded_minor, o.paid_minor, o.payment_method, o.discount, o.shipping_address,
+  o.discount_minor, o.total_minor, o.refunded_minor, o.paid_minor, o.payment_method, o.discount, o.automatic_discounts, o.shipping_address,
   o.billing_address, o.shipping_line, o.attributes, o.note, o.tags, o.courier_name, o.tracking_number, o.tracking_url,
   o.digital_data, ${ts('o.delivery_date')}, ${ts('o.shipped_date')}, o.staff_id, o.confirmation_number, ${ts('o.processed_at')},
   ${ts('o.created_at')}, ${ts('o.updated_at')}, s.slug`;
@@ -136,8 +136,16 @@ export async function recordChange(
 
 /** Casts of the order columns that need one: JSON documents, and the tax rate's exact decimal. */
 const ORDER_CASTS = {
-  tax_rate: 'numeric', discount: 'jsonb', shipping_address: 'jsonb', billing_address: 'jsonb', shipping_line: 'jsonb', tags: 'jsonb', attributes: 'jsonb',
+  tax_rate: 'numeric', discount: 'jsonb', automatic_discounts: 'jsonb', shipping_address: 'jsonb', billing_address: 'jsonb', shipping_line: 'jsonb', tags: 'jsonb', attributes: 'jsonb',
 };
+
+/** An automatic discount of C11.3 as the order keeps it. */
+export interface StoredAutomaticDiscount {
+  title: string;
+  value: string;
+  value_type: 'percentage' | 'fixed_amount';
+  amount_minor: number;
+}
 
 /** A new order row (C7.1), column by column. */
 export interface NewOrderRow {
@@ -163,6 +171,7 @@ export interface NewOrderRow {
   payment_method: string;
   discount_code: string | null;
   discount: unknown;
+  automatic_discounts: StoredAutomaticDiscount[];
   shipping_address: unknown;
   billing_address: unknown;
   shipping_line: unknown;
