@@ -42,6 +42,29 @@ describe('C1.5 demo store', () => {
   });
 });
 
+describe('C11 the demo functions', () => {
+  it('the demo app declares a function of each target, active on the demo store, with runs recorded at a demo checkout', async () => {
+    const { rows: active } = await h.db.query<any>(
+      `SELECT f.target, f.handle FROM store_functions s JOIN app_functions f ON f.id = s.app_function_id WHERE s.store_id = $1 AND s.active ORDER BY s.activated_at, s.id`,
+      [demo.storeId],
+    );
+    expect(active.map((f) => f.target).sort()).toEqual([
+      'cart.delivery-options.transform.run', 'cart.lines.discounts.generate.run', 'cart.payment-methods.transform.run', 'cart.validations.generate.run',
+    ]);
+    // Recorded after the answers: wait for the four runs (create: three targets; the quote: delivery).
+    let runs: any[] = [];
+    for (let i = 0; i < 100 && runs.length < 4; i++) {
+      runs = (await h.db.query<any>('SELECT function_handle, status, output FROM function_runs WHERE store_id = $1', [demo.storeId])).rows;
+      if (runs.length < 4) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(runs.map((r) => r.function_handle).sort()).toEqual(['buy-three-save-ten', 'cod-limit', 'hide-dear-rates', 'max-per-line']);
+    expect(runs.every((r) => r.status === 'success'), JSON.stringify(runs)).toBe(true);
+    // 3 tees to the US: the discount applies; the 20.00 Europe rate is not offered there anyway, the
+    // 12.00 heavy-parcel rate only to heavy carts; the delivery function hides what is over 15.00.
+    expect(runs.find((r) => r.function_handle === 'buy-three-save-ten').output.operations).toHaveLength(1);
+  });
+});
+
 describe('C1.5 the banner, on every development start while the demo exists (issue 10)', () => {
   const tokenIn = (banner: string) => banner.match(/App access token \(valid 24 h\): (svcat_\S+)/)![1];
 

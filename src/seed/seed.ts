@@ -7,6 +7,8 @@ import { SCOPES } from '../oauth/scopes.js';
 import { insertDemoStoreData } from './demo-store.js';
 import { demoAccessToken } from './demo-token.js';
 import { uuidv7 } from '../ids.js';
+import { DEMO_FUNCTIONS } from './demo-functions.js';
+import { checkoutShippingRates, createCheckout } from '../checkout/checkout.service.js';
 
 export const DEMO = {
   merchant: { email: 'merchant@demo.test', password: 'demo-merchant-pass', name: 'Dana Merchant', storeName: 'Demo Store' },
@@ -50,8 +52,9 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
     appUrl: 'https://demo-app.example.com',
     scopes: SCOPES.filter((s) => s.startsWith('read_') || s.startsWith('write_')),
     tier: 'pro',
-    // A sales channel, so the demo store shows a product listing (C6.2).
-    extensions: { salesChannel: true },
+    // A sales channel, so the demo store shows a product listing (C6.2); and a function of each
+    // target (C11), active on the demo store once the app is installed.
+    extensions: { salesChannel: true, functions: DEMO_FUNCTIONS },
   });
   const storeId = merchant.store!.id;
   await deps.db.transaction((tx) => insertDemoStoreData(tx, storeId, deps.clock.now()));
@@ -62,6 +65,25 @@ export async function loadDemo(deps: Deps): Promise<DemoHandles> {
      SELECT $1, $2, $3, p.id, 'demo-channel-tee', $4, $4 FROM products p WHERE p.store_id = $2 AND p.handle = 'classic-tee'`,
     [uuidv7(), storeId, app.appId, deps.clock.now()],
   );
+  await demoCheckout(deps, merchant.store!.storeURL);
   await login(deps, DEMO.merchant, 'seed'); // proves the printed credentials work
   return { storeId, storeSlug: merchant.store!.storeURL, appId: app.appId, clientId: app.clientId, accessToken };
+}
+
+/**
+ * A buyer's checkout on the demo store (3 tees to the US), quoted once: the demo functions run on
+ * it, so the developer's function logs have runs to show from the start.
+ */
+async function demoCheckout(deps: Deps, storeURL: string): Promise<void> {
+  const { rows } = await deps.db.query<{ id: string; variant_id: string }>(
+    `SELECT p.id, (SELECT v.id FROM variants v WHERE v.product_id = p.id ORDER BY v.num_id LIMIT 1) AS variant_id
+       FROM products p JOIN stores s ON s.id = p.store_id WHERE s.slug = $1 AND p.handle = 'classic-tee'`,
+    [storeURL],
+  );
+  const checkout = await createCheckout(deps, storeURL, {
+    email: 'buyer@demo.test',
+    line_items: [{ product_id: rows[0].id, variant_id: rows[0].variant_id, quantity: 3 }],
+    shipping_address: { first_name: 'Sam', last_name: 'Buyer', address1: '1 Demo Way', city: 'Austin', province_code: 'TX', country_code: 'US', zip: '73301' },
+  });
+  await checkoutShippingRates(deps, storeURL, checkout.token);
 }
