@@ -267,7 +267,7 @@ describe('C11.7 trying and replaying', () => {
   const RUNAWAY = 'input.big.all(a, input.big.all(b, input.big.all(c, a + b + c >= 0.0)))';
   const HIDE_BY_CONFIG = '{"operations": [{"hide": {"handle": configuration.hide}}]}';
 
-  it('runs an expression on the given input and answers its outcome, recording nothing', async () => {
+  it('runs an expression on the given input and answers its outcome with every error type of C11.4, recording nothing', async () => {
     const { app } = await appWithFunctions([fn('any')]);
     const url = `/apps/developer/${app.appId}/functions/run`;
     const ok = await h.req('POST', url, {
@@ -283,6 +283,13 @@ describe('C11.7 trying and replaying', () => {
     expect(invalid.json().data).toMatchObject({ status: 'failure', errorType: 'InvalidOutputError' });
     const slow = await h.req('POST', url, { token: app.developerToken, body: { target: VALIDATION, expression: RUNAWAY, input: { big: Array.from({ length: 200 }, (_, i) => i) } } });
     expect(slow.json().data).toMatchObject({ status: 'failure', errorType: 'TimeoutError' });
+    const huge = await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: '{"operations": []}', input: { blob: 'x'.repeat(130 * 1024) } } });
+    expect(huge.json().data).toMatchObject({ status: 'failure', errorType: 'InputSizeLimitExceededError', output: null });
+    const wordy = await h.req('POST', url, {
+      token: app.developerToken,
+      body: { target: VALIDATION, expression: '{"operations": [{"validationAdd": {"errors": input.many.map(i, {"message": input.text, "target": "cart"})}}]}', input: { many: Array.from({ length: 30 }, (_, i) => i), text: 'y'.repeat(900) } },
+    });
+    expect(wordy.json().data).toMatchObject({ status: 'failure', errorType: 'OutputTooLargeError', output: null });
     const configured = await h.req('POST', url, { token: app.developerToken, body: { target: DELIVERY, expression: HIDE_BY_CONFIG, input: {}, configuration: { hide: 'x' } } });
     expect(configured.json().data.output).toEqual({ operations: [{ hide: { handle: 'x' } }] });
 
