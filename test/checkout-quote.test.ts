@@ -11,7 +11,7 @@ import { address, insertProduct, orderStore } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import type { QueryOptions } from '../src/db/db.js';
 import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
-import { catalogLine, findCheckoutForQuote, type AskedLine } from '../src/checkout/checkouts.repo.js';
+import { catalogLine, findCheckoutForQuote, findCheckoutInStore, type AskedLine } from '../src/checkout/checkouts.repo.js';
 import { findZonesForCountry } from '../src/checkout/zone-rates.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -118,6 +118,7 @@ describe('the quote query reads what the single-purpose queries read', () => {
     expect(found.store).toMatchObject({ id: storeId, slug: s.merchant.slug, currency: 'USD' });
     expect(found.row.line_items).toEqual(lines);
     expect(found.row.expires_at).toBeInstanceOf(Date);
+    expect(found.row).toEqual((await findCheckoutInStore(h.db, s.merchant.slug, hashCheckoutToken(token)))!.row);
     const single = [];
     for (const l of lines) single.push(l.product_id === 'not-an-id' ? null : await catalogLine(h.db, storeId, l.product_id, l.variant_id));
     expect(found.catalog).toEqual(single);
