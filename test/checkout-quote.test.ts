@@ -11,14 +11,14 @@ import { address, insertProduct, orderStore } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import type { QueryOptions } from '../src/db/db.js';
 import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
-import { catalogLine, findCheckoutForQuote, type AskedLine } from '../src/checkout/checkouts.repo.js';
+import { catalogLine, findCheckoutForQuote, findCheckoutInStore, type AskedLine } from '../src/checkout/checkouts.repo.js';
 import { findZonesForCountry } from '../src/checkout/zone-rates.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RATE_CONNECTIONS_PER_ORIGIN, shippingAppsOf } from '../src/checkout/app-rates.js';
 import { PER_HOST_CONCURRENCY } from '../src/webhooks/http-client.js';
 import { RateMemo } from '../src/checkout/rate-memo.js';
-import { CACHE_AFTER_FAILURE_MS, CACHE_AFTER_SUCCESS_MS } from '../src/checkout/rate-cache.js';
+import { CACHE_AFTER_FAILURE_MS, CACHE_AFTER_SUCCESS_MS, CACHED_ANSWERS_SQL } from '../src/checkout/rate-cache.js';
 
 let h: Harness;
 let rx: Receiver;
@@ -118,6 +118,7 @@ describe('the quote query reads what the single-purpose queries read', () => {
     expect(found.store).toMatchObject({ id: storeId, slug: s.merchant.slug, currency: 'USD' });
     expect(found.row.line_items).toEqual(lines);
     expect(found.row.expires_at).toBeInstanceOf(Date);
+    expect(found.row).toEqual((await findCheckoutInStore(h.db, s.merchant.slug, hashCheckoutToken(token)))!.row);
     const single = [];
     for (const l of lines) single.push(l.product_id === 'not-an-id' ? null : await catalogLine(h.db, storeId, l.product_id, l.variant_id));
     expect(found.catalog).toEqual(single);
@@ -228,6 +229,35 @@ describe('round trips of GET .../shipping_rates', () => {
     await h.advance(2);
     expect(await quote(s, token)).toEqual([]);
     expect(asked()).toBe(before + 2);
+  });
+});
+
+describe('the rate cache lookup', () => {
+  it("goes by the key's leading body hash even in a generic plan, however many answers are cached", async () => {
+    const s = await orderStore(h);
+    const app = await shippingApp(s, '/rates');
+    await h.db.query(
+      `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at)
+       SELECT $1, md5(g::text) || md5(g::text || 'x'), 'http://x', true, '[]', $2 FROM generate_series(1, 5000) g`,
+      [app.appId, new Date(h.clock.nowMs() + CACHE_AFTER_SUCCESS_MS)],
+    );
+    await h.db.exec('ANALYZE shipping_rate_cache');
+    const plan = await h.db.transaction(async (tx) => {
+      // A named statement's plan after five runs, forced: it cannot see the parameters' values.
+      await tx.exec('SET LOCAL plan_cache_mode = force_generic_plan');
+      await tx.exec(`PREPARE rate_cache_plan_test(text, text, timestamptz) AS ${CACHED_ANSWERS_SQL}`);
+      try {
+        const { rows } = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE rate_cache_plan_test('${JSON.stringify([app.appId])}', 'abc', now())`);
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      } finally {
+        await tx.exec('DEALLOCATE rate_cache_plan_test');
+      }
+    });
+    // A few index pages, not a walk over the cache (the top node's buffers count its children's).
+    const pages = Number(/Buffers: shared hit=(\d+)/.exec(plan)?.[1]);
+    expect(pages, plan).toBeLessThan(8);
+    expect(plan).not.toMatch(/expiry_idx|Seq Scan on shipping_rate_cache/);
+    await h.db.query('DELETE FROM shipping_rate_cache WHERE app_id = $1', [app.appId]);
   });
 });
 

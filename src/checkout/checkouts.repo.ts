@@ -100,8 +100,8 @@ WITH c AS (
     FROM checkouts c JOIN stores s ON s.id = c.store_id
    WHERE c.token_hash = $1 AND s.slug = $2
 )
-SELECT c.*,
-  (SELECT coalesce(json_agg(f ORDER BY l.n), '[]'::json)
+SELECT json_build_object('checkout', row_to_json(c),
+  'catalog', (SELECT coalesce(json_agg(f ORDER BY l.n), '[]'::json)
      FROM jsonb_array_elements(c.line_items) WITH ORDINALITY AS l(item, n)
      LEFT JOIN LATERAL (
        SELECT p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
@@ -116,46 +116,54 @@ SELECT c.*,
         WHERE p.store_id = c.store_id
           AND (p.id = ${REF_UUID(`l.item->>'product_id'`)} OR p.num_id = ${REF_NUM(`l.item->>'product_id'`)})
         LIMIT 1
-     ) f ON true) AS quote_catalog,
-  (SELECT coalesce(json_agg(json_build_object(
+     ) f ON true),
+  'zones', (SELECT coalesce(json_agg(json_build_object(
             'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
             'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
             'min_price', z.min_price::text, 'max_price', z.max_price::text)), '[]'::json)
      FROM shipping_zones z
-    WHERE z.store_id = c.store_id AND z.countries @> jsonb_build_array(upper(btrim(c.shipping_address->>'country_code')))) AS quote_zones,
-  (SELECT coalesce(json_agg(json_build_object(
+    WHERE z.store_id = c.store_id AND z.countries @> jsonb_build_array(upper(btrim(c.shipping_address->>'country_code')))),
+  'apps', (SELECT coalesce(json_agg(json_build_object(
             'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
             'shopDomain', c.store_slug) ORDER BY a.handle), '[]'::json)
      FROM installations i JOIN apps a ON a.id = i.app_id
     WHERE i.store_id = c.store_id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
-      AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string') AS quote_apps,
-  (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
+      AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
+  'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
             'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
-     FROM store_addresses sa WHERE sa.store_id = c.store_id) AS quote_origin,
-  (SELECT coalesce(json_agg(json_build_object(${ACTIVE_FUNCTION_FIELDS}) ORDER BY sf.activated_at, sf.id), '[]'::json)
-     FROM ${ACTIVE_FUNCTION_FROM} WHERE sf.store_id = c.store_id AND sf.active) AS quote_functions
+     FROM store_addresses sa WHERE sa.store_id = c.store_id),
+  'functions', (SELECT coalesce(json_agg(json_build_object(${ACTIVE_FUNCTION_FIELDS}) ORDER BY sf.activated_at, sf.id), '[]'::json)
+     FROM ${ACTIVE_FUNCTION_FROM} WHERE sf.store_id = c.store_id AND sf.active)) AS quote
 FROM c`;
+
+/** The checkout's timestamps, which come as JSON text in the one-column answer of the quote query. */
+const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'] as const;
 
 /** The checkout with this token hash in the store with this slug, and all a quote of its rates reads; null when not found. */
 export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string): Promise<CheckoutQuoteData | null> {
-  const { rows } = await q.query<CheckoutRow & {
-    store_slug: string; store_currency: string;
-    quote_catalog: (CatalogLine | Record<string, null>)[]; quote_zones: StoredZone[]; quote_apps: ShippingApp[]; quote_origin: StoreAddress | null;
-    quote_functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
-  }>(CHECKOUT_QUOTE_SQL, [tokenHash, slug.toLowerCase()], { name: 'checkout_for_quote' });
+  // One JSON column rather than two dozen: the driver's per-column work on every row is most of
+  // what reading this row costs the service.
+  const { rows } = await q.query<{ quote: {
+    checkout: Record<string, unknown> & { store_slug: string; store_currency: string };
+    catalog: (CatalogLine | null)[]; zones: StoredZone[]; apps: ShippingApp[]; origin: StoreAddress | null;
+    functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
+  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, slug.toLowerCase()], { name: 'checkout_for_quote' });
   if (!rows[0]) return null;
-  const { store_slug, store_currency, quote_catalog, quote_zones, quote_apps, quote_origin, quote_functions, ...row } = rows[0];
+  const { checkout, catalog, zones, apps, origin, functions } = rows[0].quote;
+  const { store_slug, store_currency, ...fields } = checkout;
+  for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
+  const row = fields as unknown as CheckoutRow;
   return {
     store: { id: row.store_id, slug: store_slug, currency: store_currency },
     row,
-    // A line whose product is gone aggregates as an object of nulls.
-    catalog: quote_catalog.map((f) => (f && f.product_id !== null ? (f as CatalogLine) : null)),
-    zones: quote_zones,
+    // A line whose product is gone aggregates as null.
+    catalog: catalog.map((f) => (f && f.product_id !== null ? f : null)),
+    zones,
     shipping: {
-      apps: quote_apps,
-      origin: quote_origin ?? { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null },
+      apps,
+      origin: origin ?? { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null },
     },
-    functions: quote_functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
+    functions: functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
   };
 }
 

@@ -11,14 +11,17 @@ export const CACHE_AFTER_SUCCESS_MS = 15 * 60_000;
 export const CACHE_AFTER_FAILURE_MS = 30_000;
 const PURGE_BATCH = 5000;
 
+/** Exported for the test of its plan (test/checkout-quote.test.ts): by the key's leading hash, whatever the plan. */
+export const CACHED_ANSWERS_SQL = `SELECT app_id, rates_url, rates, expires_at FROM shipping_rate_cache
+      WHERE body_sha256 = $2 AND app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND expires_at > $3`;
+
 /**
  * The live cached answers to this body, by app: one query for every app of a quote. An answer
  * from another ratesUrl than the app's current one does not count (the caller checks `ratesUrl`).
  */
 export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
   const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[]; expires_at: Date }>(
-    `SELECT app_id, rates_url, rates, expires_at FROM shipping_rate_cache
-      WHERE app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND body_sha256 = $2 AND expires_at > $3`,
+    CACHED_ANSWERS_SQL,
     // A list travels as JSON text: the one form both drivers' named statements take.
     [JSON.stringify(appIds), bodySha256, deps.clock.now()],
     { name: 'shipping_rate_cache_get' },
