@@ -6,7 +6,9 @@
 //   with its own address, so its own request bytes: never the cache), target p99 no more than 15 ms
 //   above the slower app; and from the cache (checkouts already quoted), target as fast as zones only;
 // - completion (`POST .../complete`, each checkout completed once) against `POST /orders` taking the
-//   same order on the same store (target: at least half its throughput).
+//   same order on the same store (target: at least half its throughput);
+// - issue 13: a store with the same zones and an app with three delivery-option functions (C11.3):
+//   `GET .../shipping_rates`, every request running the three (target p99 < 15 ms at 32 connections).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Deps } from '../src/deps.js';
@@ -32,6 +34,9 @@ export interface CheckoutBenchData {
   cachedTokens: string[];
   /** Ready to complete (address, chosen zone rate, payment method), one completion each. */
   completeTokens: string[];
+  /** Zones and three active delivery functions (issue 13). */
+  functionsSlug: string;
+  functionTokens: string[];
   /** The zones store's merchant, who takes the same order through `POST /orders`. */
   merchantLogin: { email: string; password: string };
   orderBody: string;
@@ -112,6 +117,16 @@ async function checkouts(deps: Deps, store: { storeId: string; productId: string
   return tokens;
 }
 
+/** Three delivery-option functions of a typical size: hide over a price, rename, move. */
+const DELIVERY_FUNCTIONS = [
+  { handle: 'hide-dear', target: 'cart.delivery-options.transform.run', configuration: { maxPrice: '14.00' },
+    expression: '{"operations": input.deliveryOptions.filter(o, double(o.price) > double(configuration.maxPrice)).map(o, {"hide": {"handle": o.handle}})}' },
+  { handle: 'rename-standard', target: 'cart.delivery-options.transform.run',
+    expression: '{"operations": input.deliveryOptions.filter(o, o.code == "Standard").map(o, {"rename": {"handle": o.handle, "title": o.title + " (tracked)"}})}' },
+  { handle: 'standard-first', target: 'cart.delivery-options.transform.run',
+    expression: '{"operations": input.deliveryOptions.filter(o, o.code == "Standard").map(o, {"move": {"handle": o.handle, "index": 0}})}' },
+];
+
 export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl: string, counts: { uncached: number; complete: number }): Promise<CheckoutBenchData> {
   const zones = await storeWithZones(deps, 'bench-checkout-zones');
   const apps = await storeWithZones(deps, 'bench-checkout-apps');
@@ -122,7 +137,15 @@ export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl
     });
     await installForBench(deps, apps.storeId, app.clientId, app.clientSecret!);
   }
+  const withFunctions = await storeWithZones(deps, 'bench-checkout-functions');
+  const { app: functionsApp } = await createApp(deps, { id: partnerId, role: 'PARTNER', storeId: null }, {
+    name: 'Bench Delivery Functions', appUrl: 'https://bench-app.example.com', scopes: ['read_products'], tier: 'enterprise',
+    extensions: { functions: DELIVERY_FUNCTIONS },
+  });
+  await installForBench(deps, withFunctions.storeId, functionsApp.clientId, functionsApp.clientSecret!);
   return {
+    functionsSlug: withFunctions.slug,
+    functionTokens: await checkouts(deps, withFunctions, 200, 30_000, null),
     zonesSlug: zones.slug,
     zoneTokens: await checkouts(deps, zones, 200, 10_000, null),
     appsSlug: apps.slug,

@@ -22,6 +22,7 @@
 //        checkout shipping_rates asked of two shipping apps answering in 50 ms (never cached)
 //                                        p99 <= the slower app + 15 ms
 //        checkout complete               with POST /orders taking the same order (target >= 50 % of it)
+//        checkout shipping_rates with three active delivery functions (issue 13)   p99 < 15 ms
 //      The processes not under load in a round are watched: their CPU is reported (they should idle).
 //   4. Webhook fan-out (test/fixtures/webhook-bench.ts), with its own service and database.
 //   5. Table, ratios and targets. Missing a target is reported, never an exit code.
@@ -45,7 +46,7 @@
 //                      The report prints each scenario's share of that cap; any 429 invalidates it.
 //   BENCH_ORDERS       orders in the order scenarios' store (default 100000; bench/orders.ts)
 //   BENCH_ONLY         a comma-separated subset of: products,files,hello,pk,order,orders,products50,analytics,
-//                      catalog,rates,rates-apps,complete,webhooks,functions (e.g. to profile one scenario). A scenario runs interleaved with
+//                      catalog,rates,rates-apps,rates-functions,complete,webhooks,functions (e.g. to profile one scenario). A scenario runs interleaved with
 //                      its floor only when the floor is selected too; alone otherwise. `functions` (issue 13, bench/functions.ts)
 //                      measures the function runner itself, before anything else starts; alone, it is all that runs.
 //   BENCH_SKIP_COLD=1  no cold start
@@ -91,7 +92,7 @@ const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'complete', 'webhooks', 'functions'];
+const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'rates-functions', 'complete', 'webhooks', 'functions'];
 const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
 for (const s of ONLY) if (!SCENARIOS.includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
 const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
@@ -102,7 +103,7 @@ const PAIR_LIMIT = 500;
 const TARGETS = {
   productsVsPk: 0.6, orderVsPk: 0.6, notFoundVsHello: 0.75, productsP99Ms: 25, coldStartMs: 5000, analyticsMs: 300,
   catalogScaleDrop: 0.2, webhookDeliveriesPerSec: 1500, webhookP99Ms: 1000,
-  ratesZonesP99Ms: 10, ratesAppsOverMs: 15, ratesCachedVsZones: 0.9, completeVsOrders: 0.5,
+  ratesZonesP99Ms: 10, ratesAppsOverMs: 15, ratesCachedVsZones: 0.9, completeVsOrders: 0.5, ratesFunctionsP99Ms: 15,
 };
 /** Issue 11: server CPU per request before the work on it, on PostgreSQL (the service process alone). */
 const CPU_BASELINES_US = { products50: 300, orders50: 690 };
@@ -304,9 +305,13 @@ function cpuTargetLine(label: string, s: Series | undefined, baselineUs: number)
 }
 
 /** Issue 12's figures: rates p99s and the cache against zones only; completion against POST /orders. */
-function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; complete?: Series; ordersCreate?: Series }) {
+function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; ratesFunctions?: Series; complete?: Series; ordersCreate?: Series }) {
   const note = SERVER_URL ? '' : '  (the targets are for PostgreSQL; shown for reference)';
   const p99 = (x: Series) => over(x, (r) => r.p99)!;
+  if (s.ratesFunctions) {
+    const f = p99(s.ratesFunctions);
+    console.log(`  ${`rates, 3 delivery functions, p99 @ ${CONNECTIONS}:`.padEnd(38)} ${f.median.toFixed(1).padStart(5)} ms [${range(f, (x) => x.toFixed(1))}]  (target < ${TARGETS.ratesFunctionsP99Ms} ms)  ${verdict(f.median < TARGETS.ratesFunctionsP99Ms)}${note}`);
+  }
   if (s.ratesZones) {
     const z = p99(s.ratesZones);
     console.log(`  ${`checkout rates (zones) p99 @ ${CONNECTIONS}:`.padEnd(38)} ${z.median.toFixed(1).padStart(5)} ms [${range(z, (x) => x.toFixed(1))}]  (target < ${TARGETS.ratesZonesP99Ms} ms)  ${verdict(z.median < TARGETS.ratesZonesP99Ms)}${note}`);
@@ -333,7 +338,7 @@ async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnT
     const res = await fetch(`${base}/storefront/${slug}/checkouts/${token}/shipping_rates`);
     const body = await res.json() as any;
     if (res.status !== 200) throw new Error(`shipping_rates: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-    return body.data.shipping_rates as { source: string | null }[];
+    return body.data.shipping_rates as { source: string | null; title: string }[];
   };
   const zones = await rates(ck.zonesSlug, ck.zoneTokens[0]);
   if (zones.length !== 1 || zones[0].source !== null) throw new Error(`zones-only checkout: expected one zone rate, got ${JSON.stringify(zones)}`);
@@ -341,6 +346,8 @@ async function checkoutSanityCheck(base: string, ck: NonNullable<Awaited<ReturnT
     const offered = await rates(ck.appsSlug, token);
     if (offered.filter((r) => r.source !== null).length !== 4) throw new Error(`apps checkout: expected 4 app rates, got ${JSON.stringify(offered)}`);
   }
+  const shaped = await rates(ck.functionsSlug, ck.functionTokens[0]);
+  if (shaped.length !== 1 || shaped[0].title !== 'Standard (tracked)') throw new Error(`functions checkout: expected the renamed zone rate, got ${JSON.stringify(shaped)}`);
   const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ck.merchantLogin) });
   const jwt = ((await login.json()) as any)?.data?.token;
   if (login.status !== 200 || !jwt) throw new Error(`merchant login: ${login.status}`);
@@ -393,7 +400,7 @@ async function main() {
     secret: SECRET,
   };
   const t0 = performance.now();
-  const CHECKOUT = ['rates', 'rates-apps', 'complete'].some((x) => ONLY.has(x));
+  const CHECKOUT = ['rates', 'rates-apps', 'rates-functions', 'complete'].some((x) => ONLY.has(x));
   const receiver = CHECKOUT ? await startRateReceiver() : null;
   if (receiver) cleanups.push(() => new Promise<void>((resolve) => receiver.server.close(() => resolve())));
   // Enough fresh checkouts that no request of the warm-up and the rounds (set-aside ones included)
@@ -485,6 +492,9 @@ async function main() {
       svc('checkout rates, zones only', 'rates', '/', [{}], { paths: ratesPaths(ck.zonesSlug, ck.zoneTokens) }),
       svc('checkout rates, 2 apps, from cache', 'cached', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.cachedTokens) }),
     )
+    : [];
+  const [ratesFunctions] = ck && ONLY.has('rates-functions')
+    ? await run(svc('checkout rates, zones + 3 delivery functions', 'ratesfn', '/', [{}], { paths: ratesPaths(ck.functionsSlug, ck.functionTokens) }))
     : [];
   const [ratesApps] = ck && ONLY.has('rates-apps')
     ? await run(svc(`checkout rates, 2 apps answering in ${RATE_APP_DELAY_MS} ms`, 'apps', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.uncachedTokens), consumePaths: true }))
@@ -584,7 +594,7 @@ async function main() {
     console.log(`  ${'webhook deliveries sustained:'.padEnd(38)} ${String(Math.round(webhooks.throughputPerSec)).padStart(5)} /s  (target >= ${TARGETS.webhookDeliveriesPerSec})  ${verdict(webhooks.throughputPerSec >= TARGETS.webhookDeliveriesPerSec)}${note}`);
     console.log(`  ${`webhook first-attempt p99 at ${webhooks.rate}/s:`.padEnd(38)} ${webhooks.latencyP99Ms.toFixed(0).padStart(5)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
-  checkoutTargets({ ratesZones, ratesCached, ratesApps, complete, ordersCreate });
+  checkoutTargets({ ratesZones, ratesCached, ratesApps, ratesFunctions, complete, ordersCreate });
   if (functions) printFunctionsTargets(functions);
   if (cold) console.log(`  ${'cold start (empty embedded + demo):'.padEnd(38)} ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);

@@ -16,6 +16,7 @@ import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
 import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
+import type { RunRecorder } from './functions/run-recorder.js';
 
 export interface Deps {
   config: Config;
@@ -38,6 +39,8 @@ export interface Deps {
   rateHttp: WebhookHttp;
   /** Evaluates functions (C11) in a pool of worker threads, started on first use (src/functions/function-runner.ts). */
   functions: FunctionRunner;
+  /** Writes function run records (C11.5) in batches, behind the checkout (src/functions/run-recorder.ts). */
+  runRecorder: RunRecorder;
   /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */
   rateMemo: RateMemo;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */

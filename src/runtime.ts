@@ -23,6 +23,7 @@ import { RateMemo } from './checkout/rate-memo.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
+import { RunRecorder } from './functions/run-recorder.js';
 
 export interface RuntimeOptions {
   db?: Db;
@@ -68,6 +69,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
       rateMemo: new RateMemo(),
       functions: lazyFunctionRunner(),
+      runRecorder: new RunRecorder(db, log),
       log,
       metrics,
     };
@@ -81,6 +83,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await deps.webhooks.close();
         await deps.rateHttp.close();
         await deps.functions.close();
+        await deps.runRecorder.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();

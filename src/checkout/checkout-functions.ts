@@ -2,12 +2,13 @@
 // their outputs make of the checkout. The active functions of a target run in parallel (each sees
 // the same input) in the service's worker pool; their operations are applied in activation order
 // (src/functions/operations.ts). A failed run's operations are dropped and the checkout goes on.
-// Every run is recorded (C11.5) after the answer, in one statement, so recording never slows the
-// checkout.
+// Every run is recorded (C11.5) behind the answer, in batches (src/functions/run-recorder.ts), so
+// recording never slows the checkout.
 import type { Deps } from '../deps.js';
 import { uuidv7 } from '../ids.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
-import { insertRuns, type NewRun } from '../functions/function-runs.repo.js';
+import type { NewRun } from '../functions/function-runs.repo.js';
+import { JsonText } from '../db/sql.js';
 import { withoutToken } from '../functions/function-view.js';
 import { applyTransforms, collectValidationErrors, type FunctionOutput, type ValidationError } from '../functions/operations.js';
 import type { FunctionTarget } from '../functions/runtime/index.js';
@@ -54,10 +55,14 @@ export function byTarget(rows: readonly StoreFunctionRow[]): ActiveFunctions {
 async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTarget, functions: readonly StoreFunctionRow[], input: Record<string, unknown>): Promise<FunctionOutput[]> {
   if (!functions.length) return [];
   const now = deps.clock.now();
+  // Serialised once for all the target's functions, and once (without the token) for their records.
+  const inputJson = JSON.stringify(input);
   const results = await Promise.all(
-    functions.map((f) => deps.functions.run({ target, expression: f.expression, input, configuration: f.configuration })),
+    functions.map((f) => deps.functions.run({ target, expression: f.expression, input, inputJson, configuration: f.configuration })),
   );
-  record(deps, call, functions.map((f, i): NewRun => ({
+  const stored = new JsonText(JSON.stringify(withoutToken(input)));
+  const sealedToken = deps.secrets.seal(call.token);
+  deps.runRecorder.add(functions.map((f, i): NewRun => ({
     id: uuidv7(now.getTime()),
     appId: f.app_id,
     storeId: call.storeId,
@@ -67,21 +72,16 @@ async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTar
     status: results[i].status,
     errorType: results[i].errorType,
     errorMessage: results[i].errorMessage,
-    input: withoutToken(input),
+    input: stored,
     inputBytes: results[i].inputBytes,
     output: results[i].output,
     outputBytes: results[i].outputBytes,
     durationMs: results[i].durationMs,
     checkoutId: call.checkoutId,
-    checkoutTokenSealed: deps.secrets.seal(call.token),
+    checkoutTokenSealed: sealedToken,
     createdAt: now,
   })));
   return results.flatMap((r) => (r.status === 'success' ? [r.output as FunctionOutput] : []));
-}
-
-/** Writes the records after the checkout has its answer; a failure to record is logged, never the buyer's problem. */
-function record(deps: Deps, call: FunctionCheckout, runs: NewRun[]): void {
-  insertRuns(deps.db, runs).catch((err) => deps.log.error({ err, checkoutId: call.checkoutId }, 'function runs could not be recorded'));
 }
 
 /**

@@ -40,12 +40,20 @@ function identifier(name: string): string {
   return name;
 }
 
+/**
+ * A json or jsonb column's value that is already JSON text (serialised once for several uses): sent
+ * as it is rather than serialised again.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** Placeholder and parameter of one column's value. */
 function bind(params: unknown[], column: string, value: unknown, casts: Record<string, string> | undefined): string {
   const cast = casts?.[column];
   if (cast !== undefined && !CAST.test(cast)) throw new Error(`not a type name: ${JSON.stringify(cast)}`);
   const json = cast === 'json' || cast === 'jsonb';
-  params.push(json && value !== null ? JSON.stringify(value) : value);
+  params.push(value instanceof JsonText ? value.text : json && value !== null ? JSON.stringify(value) : value);
   return `$${params.length}${cast ? `::${cast}` : ''}`;
 }
 

@@ -2,7 +2,7 @@
 // bearer secret: it is stored sealed, apart from the input, and put back into the input on read,
 // so the developer sees the run exactly as it happened and the table holds no usable token.
 import type { Queryable } from '../db/db.js';
-import { insertRows } from '../db/sql.js';
+import { insertRows, JsonText } from '../db/sql.js';
 
 export const RUN_STATUSES = ['success', 'failure'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -17,8 +17,8 @@ export interface NewRun {
   status: RunStatus;
   errorType: string | null;
   errorMessage: string | null;
-  /** The input with the checkout's token taken out (see `withoutToken`). */
-  input: unknown;
+  /** The input with the checkout's token taken out (see `withoutToken`); or that as JSON text, serialised once for a target's runs. */
+  input: unknown | JsonText;
   inputBytes: number;
   output: unknown;
   outputBytes: number;

@@ -15,6 +15,11 @@ export interface RunRequest {
   target: string;
   expression: string;
   input: unknown;
+  /**
+   * `input` already as JSON text, when the caller has it (several functions of one target run on
+   * the same input: it is serialised once). Must be JSON.stringify(input).
+   */
+  inputJson?: string;
   /** A JSON object, default `{}` (C11.1). */
   configuration?: unknown;
 }
@@ -34,9 +39,9 @@ export function failure(errorType: FunctionErrorType, errorMessage: string, inpu
 
 /** The checks made before a run is sent anywhere: a failed result, or the run to execute. */
 export function prepareRun(request: RunRequest): RunResult | PreparedRun {
-  let inputJson: string | undefined;
+  let inputJson: string | undefined = request.inputJson;
   try {
-    inputJson = JSON.stringify(request.input ?? null);
+    inputJson ??= JSON.stringify(request.input ?? null);
   } catch (err) {
     return failure('RuntimeError', `input is not JSON: ${messageOf(err)}`, 0);
   }
