@@ -43,10 +43,10 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
     }
 
     const steps = [...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh'), ...blocks(section('Try a checkout'), 'sh')];
-    expect(steps).toHaveLength(7);
+    expect(steps).toHaveLength(8);
     const script = steps.map((step) => `${local(step)}\necho; echo '${MARK}'`).join('\n');
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: tempDir('svc-readme-shell-'), timeout: 60_000 });
-    const [credentials, redirect, hmac, apiCall, webhook, rates, checkout] = stdout.split(`${MARK}\n`).map((out) => out.trim());
+    const [credentials, redirect, hmac, apiCall, webhook, rates, checkout, functionLogs] = stdout.split(`${MARK}\n`).map((out) => out.trim());
 
     expect(credentials).toBe('');
     expect(redirect).toMatch(/^https:\/\/demo-app\.example\.com\/auth\?code=svccode_\S+&hmac=[0-9a-f]{64}&shop=demo-store&state=\S+&timestamp=\d+$/);
@@ -59,6 +59,8 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
     const [total, orderName] = checkout.split('\n');
     expect(total).toBe((36 + Number(offered[0].price)).toFixed(2));
     expect(orderName).toMatch(/^#\d+$/);
+    // The demo functions ran at the demo checkout and at this one: their runs are in the logs.
+    expect(Number(functionLogs)).toBeGreaterThanOrEqual(4);
 
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);
