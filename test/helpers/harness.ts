@@ -72,7 +72,9 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const db = options.db ?? (await openTestDb());
   // Test files share one PostgreSQL database: each service keeps its own clock offset.
   const clock = new TestClock(`test_clock_${randomUUID()}`);
-  const runtime: Runtime = await startRuntime(config, { db, clock, log: options.log ?? silentLogger() });
+  // Functions get 1 s rather than C11.4's 50 ms: a loaded test machine must not time out a run a
+  // test did not mean to (the limit itself: test/function-runtime.test.ts).
+  const runtime: Runtime = await startRuntime(config, { db, clock, log: options.log ?? silentLogger(), functionTimeoutMs: 1000 });
   if (options.limiter) runtime.deps.limiter = options.limiter;
   const app = await buildApp(runtime.deps, { docsUi: false, checkResponses: true });
   await app.ready();
