@@ -180,7 +180,7 @@ async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctio
   if (!state.requiresShipping || !destination) return [];
   const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
   // C11.4: the delivery-option functions shape them every time; a hidden rate cannot be chosen.
-  return shapeRates(deps, call, active, checkoutView(call.token, state), rates);
+  return shapeRates(deps, call, active, () => checkoutView(call.token, state), rates);
 }
 
 /** The discount code as the buyer sends it: checked as at checkout (400 when it cannot apply), not yet counted. */
