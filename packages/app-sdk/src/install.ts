@@ -1,0 +1,186 @@
+// Installing (C4): the platform sends the merchant's browser to the app's `/auth` with a signed
+// handoff (C4.2); the app checks it, exchanges the code for tokens (C4.4) and keeps them fresh
+// (C4.5). A refresh token is single use, and presenting a rotated one revokes every token of the
+// installation (reuse detection), so refreshes of one installation are single-flight: concurrent
+// callers share one refresh and its result.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
+export const HANDOFF_MAX_AGE_SECONDS = 600;
+
+export type Handoff = { ok: true; code: string; shop: string; state: string; timestamp: number } | { ok: false; reason: string };
+
+/** C4.2: `hmac` over every other parameter, sorted, `name=value` (decoded), joined with `&`. */
+export function verifyHandoff(query: URLSearchParams | string, clientSecret: string, options: { now?: Date; maxAgeSeconds?: number } = {}): Handoff {
+  const params = typeof query === 'string' ? new URLSearchParams(query.startsWith('?') ? query.slice(1) : query) : query;
+  const entries = [...params.entries()];
+  const hmac = params.get('hmac');
+  if (!hmac) return { ok: false, reason: 'missing hmac' };
+  if (new Set(entries.map(([k]) => k)).size !== entries.length) return { ok: false, reason: 'a parameter is repeated' };
+  const message = entries.filter(([k]) => k !== 'hmac').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&');
+  const expected = Buffer.from(createHmac('sha256', clientSecret).update(message).digest('hex'));
+  const given = Buffer.from(hmac);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'bad hmac' };
+  const [code, shop, state, timestamp] = ['code', 'shop', 'state', 'timestamp'].map((k) => params.get(k));
+  if (!code || !shop || !state || !timestamp || !/^\d+$/.test(timestamp)) return { ok: false, reason: 'missing code, shop, state or timestamp' };
+  const age = Math.floor((options.now ?? new Date()).getTime() / 1000) - Number(timestamp);
+  if (age > (options.maxAgeSeconds ?? HANDOFF_MAX_AGE_SECONDS) || age < -60) return { ok: false, reason: 'stale timestamp' };
+  return { ok: true, code, shop, state, timestamp: Number(timestamp) };
+}
+
+export interface Tokens {
+  accessToken: string;
+  refreshToken: string;
+  /** When the access token stops working (ms since the epoch). */
+  accessExpiresAt: number;
+  /** When the 30-day grant ends: then the merchant must install again (C4.5). */
+  refreshExpiresAt: number;
+  scopes: string[];
+}
+
+export interface AppCredentials {
+  /** The platform's base URL, e.g. `http://localhost:3000`. */
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+export class PlatformError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+async function tokenRequest(app: AppCredentials, body: Record<string, string>, now: () => number): Promise<Tokens> {
+  const res = await fetch(`${app.baseUrl.replace(/\/+$/, '')}/apps/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, ...body }),
+  });
+  const json = (await res.json().catch(() => null)) as { message?: string; data?: Record<string, any> } | null;
+  if (res.status !== 200 || !json?.data) throw new PlatformError(res.status, json?.message ?? `token request failed (${res.status})`);
+  const d = json.data;
+  const at = now();
+  return {
+    accessToken: d.access_token,
+    refreshToken: d.refresh_token,
+    accessExpiresAt: at + d.expires_in * 1000,
+    refreshExpiresAt: at + d.refresh_token_expires_in * 1000,
+    scopes: String(d.scope ?? '').split(',').filter(Boolean),
+  };
+}
+
+/** C4.4: the handoff's code for the installation's first tokens. */
+export function exchangeCode(app: AppCredentials, handoff: { code: string; state: string }, now: () => number = Date.now): Promise<Tokens> {
+  return tokenRequest(app, { grant_type: 'authorization_code', code: handoff.code, state: handoff.state }, now);
+}
+
+/** C4.5: new tokens for the refresh token (which is used up). Prefer `TokenKeeper`, which never presents one twice. */
+export function refreshTokens(app: AppCredentials, refreshToken: string, now: () => number = Date.now): Promise<Tokens> {
+  return tokenRequest(app, { grant_type: 'refresh_token', refresh_token: refreshToken }, now);
+}
+
+/** Where an app keeps each store's tokens. */
+export interface TokenStore {
+  get(shop: string): Promise<Tokens | null>;
+  set(shop: string, tokens: Tokens): Promise<void>;
+  delete(shop: string): Promise<void>;
+}
+
+export class MemoryTokenStore implements TokenStore {
+  private readonly byShop = new Map<string, Tokens>();
+  async get(shop: string) {
+    return this.byShop.get(shop) ?? null;
+  }
+  async set(shop: string, tokens: Tokens) {
+    this.byShop.set(shop, { ...tokens });
+  }
+  async delete(shop: string) {
+    this.byShop.delete(shop);
+  }
+}
+
+/**
+ * Tokens in one JSON file (mode 0600), written whole to a temporary file and renamed, so a crash
+ * never leaves half a file. For a single process; several processes need a shared store.
+ */
+export class FileTokenStore implements TokenStore {
+  private writing: Promise<void> = Promise.resolve();
+  constructor(private readonly path: string) {}
+
+  private async readAll(): Promise<Record<string, Tokens>> {
+    try {
+      return JSON.parse(await readFile(this.path, 'utf8')) as Record<string, Tokens>;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw err;
+    }
+  }
+
+  private change(fn: (all: Record<string, Tokens>) => void): Promise<void> {
+    this.writing = this.writing.then(async () => {
+      const all = await this.readAll();
+      fn(all);
+      await mkdir(dirname(this.path), { recursive: true });
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      await writeFile(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
+      await rename(tmp, this.path);
+    });
+    return this.writing;
+  }
+
+  async get(shop: string) {
+    await this.writing;
+    return (await this.readAll())[shop] ?? null;
+  }
+  set(shop: string, tokens: Tokens) {
+    return this.change((all) => void (all[shop] = tokens));
+  }
+  delete(shop: string) {
+    return this.change((all) => void delete all[shop]);
+  }
+}
+
+/**
+ * A store's access token, refreshed when it is about to expire (`marginMs` before): one refresh at a
+ * time per store, shared by every caller waiting for it, and saved before anyone uses it.
+ */
+export class TokenKeeper {
+  private readonly inFlight = new Map<string, Promise<Tokens>>();
+
+  constructor(
+    private readonly app: AppCredentials,
+    private readonly store: TokenStore,
+    private readonly options: { marginMs?: number; now?: () => number } = {},
+  ) {}
+
+  /** Saves the first tokens of an installation (after `exchangeCode`). */
+  async install(shop: string, tokens: Tokens): Promise<void> {
+    await this.store.set(shop, tokens);
+  }
+
+  async accessToken(shop: string): Promise<string> {
+    const now = this.options.now ?? Date.now;
+    const tokens = await this.store.get(shop);
+    if (!tokens) throw new Error(`no tokens for ${shop}: the app is not installed there`);
+    if (tokens.accessExpiresAt - (this.options.marginMs ?? 60_000) > now()) return tokens.accessToken;
+    return (await this.refresh(shop)).accessToken;
+  }
+
+  /** Refreshes now (single-flight per store): e.g. after a 401 on a token that should still live. */
+  refresh(shop: string): Promise<Tokens> {
+    const running = this.inFlight.get(shop);
+    if (running) return running;
+    const job = (async () => {
+      const current = await this.store.get(shop);
+      if (!current) throw new Error(`no tokens for ${shop}: the app is not installed there`);
+      const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
+      await this.store.set(shop, next);
+      return next;
+    })().finally(() => this.inFlight.delete(shop));
+    this.inFlight.set(shop, job);
+    return job;
+  }
+}

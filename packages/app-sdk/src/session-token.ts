@@ -1,0 +1,31 @@
+// Session tokens (C4.8): what an embedded app's frontend sends its backend. HS256 with the app's
+// client secret; `iss` the platform's site URL, `aud` the client id, `dest` the store's slug,
+// `sub` the store's id, a 60-second life.
+import { jwtVerify } from 'jose';
+
+export interface SessionToken {
+  /** The store's slug. */
+  shop: string;
+  /** The store's id. */
+  storeId: string;
+  /** An id of the merchant's session with this installation. */
+  sessionId: string;
+  expiresAt: Date;
+}
+
+export async function verifySessionToken(
+  token: string,
+  app: { clientId: string; clientSecret: string; issuer: string },
+  options: { clockToleranceSeconds?: number; now?: Date } = {},
+): Promise<SessionToken> {
+  const { payload } = await jwtVerify(token, new TextEncoder().encode(app.clientSecret), {
+    algorithms: ['HS256'],
+    issuer: app.issuer,
+    audience: app.clientId,
+    clockTolerance: options.clockToleranceSeconds ?? 5,
+    currentDate: options.now,
+    requiredClaims: ['exp', 'sub', 'dest'],
+  });
+  if (typeof payload.dest !== 'string' || typeof payload.sub !== 'string') throw new Error('session token: dest and sub must be strings');
+  return { shop: payload.dest, storeId: payload.sub, sessionId: String(payload.sid ?? ''), expiresAt: new Date(payload.exp! * 1000) };
+}

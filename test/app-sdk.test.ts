@@ -1,0 +1,163 @@
+// The app SDK (packages/app-sdk, issue 14 in progress) against the real platform over HTTP: the
+// install handoff checked and its code exchanged; tokens kept fresh with single-flight refreshes
+// (never tripping reuse detection); tokens kept in a file; session tokens verified; webhooks and
+// rate requests verified over their raw bytes, and refused when anything is off.
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { createTestApp, signupMerchant, signupPartner, type Merchant, type TestApp } from './helpers/actors.js';
+import { tempDir } from './helpers/temp-dirs.js';
+import { signBody as platformSign } from '../src/webhooks/deliveries.repo.js';
+import {
+  evaluateOnce, exchangeCode, FileTokenStore, MemoryTokenStore, PlatformError, rateReply, signBody, TokenKeeper, verifyHandoff, verifyMessage,
+  verifySessionToken, type AppCredentials,
+} from '../packages/app-sdk/src/index.js';
+
+let h: Harness;
+let base: string;
+beforeAll(async () => {
+  h = await createHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function handoffFor(merchant: Merchant, app: TestApp): Promise<URLSearchParams> {
+  const res = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
+  expect(res.statusCode, res.body).toBe(200);
+  return new URL(res.json().data.redirectUrl).searchParams;
+}
+
+async function installed() {
+  const merchant = await signupMerchant(h);
+  const partner = await signupPartner(h);
+  const app = await createTestApp(h, partner.token, { scopes: ['read_products', 'read_orders', 'read_shop'] });
+  const creds: AppCredentials = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+  const handoff = verifyHandoff(await handoffFor(merchant, app), app.clientSecret);
+  if (!handoff.ok) throw new Error(handoff.reason);
+  const tokens = await exchangeCode(creds, handoff);
+  return { merchant, app, creds, handoff, tokens };
+}
+
+describe('install: the handoff (C4.2) and the code (C4.4)', () => {
+  it('accepts the platform handoff and exchanges its code; refuses a tampered, unsigned, stale or foreign one', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token);
+    const query = await handoffFor(merchant, app);
+    const ok = verifyHandoff(query, app.clientSecret);
+    expect(ok).toMatchObject({ ok: true, shop: merchant.slug, code: query.get('code'), state: query.get('state') });
+
+    const tampered = new URLSearchParams(query);
+    tampered.set('shop', 'another-store');
+    expect(verifyHandoff(tampered, app.clientSecret)).toEqual({ ok: false, reason: 'bad hmac' });
+    const unsigned = new URLSearchParams(query);
+    unsigned.delete('hmac');
+    expect(verifyHandoff(unsigned, app.clientSecret)).toEqual({ ok: false, reason: 'missing hmac' });
+    expect(verifyHandoff(query, 'not-the-secret')).toEqual({ ok: false, reason: 'bad hmac' });
+    expect(verifyHandoff(query, app.clientSecret, { now: new Date(Date.now() + 11 * 60_000) })).toEqual({ ok: false, reason: 'stale timestamp' });
+    expect(verifyHandoff(`${query.toString()}&shop=x`, app.clientSecret)).toEqual({ ok: false, reason: 'a parameter is repeated' });
+
+    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+    const tokens = await exchangeCode(creds, ok as { code: string; state: string });
+    expect(tokens.accessToken).toMatch(/^svcat_/);
+    expect(tokens.accessExpiresAt).toBeGreaterThan(Date.now());
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${tokens.accessToken}` } });
+    expect(api.status).toBe(200);
+    // A code is single use (C4.3): the platform's refusal comes back as a PlatformError.
+    await expect(exchangeCode(creds, ok as { code: string; state: string })).rejects.toBeInstanceOf(PlatformError);
+  });
+});
+
+describe('tokens kept fresh (C4.5)', () => {
+  it('concurrent callers share one refresh: the rotated refresh token is never presented again', async () => {
+    const { merchant, creds, tokens } = await installed();
+    const store = new MemoryTokenStore();
+    let clock = Date.now();
+    const keeper = new TokenKeeper(creds, store, { now: () => clock });
+    await keeper.install(merchant.slug, tokens);
+    expect(await keeper.accessToken(merchant.slug)).toBe(tokens.accessToken);
+
+    clock = tokens.accessExpiresAt; // due for a refresh
+    const fresh = await Promise.all(Array.from({ length: 8 }, () => keeper.accessToken(merchant.slug)));
+    expect(new Set(fresh).size).toBe(1);
+    expect(fresh[0]).not.toBe(tokens.accessToken);
+    // Reuse detection (C4.5) would have revoked everything: the new token works.
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${fresh[0]}` } });
+    expect(api.status).toBe(200);
+    const { rows } = await h.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM refresh_tokens r JOIN installations i ON i.id = r.installation_id JOIN apps a ON a.id = i.app_id WHERE a.client_id = $1`,
+      [creds.clientId],
+    );
+    expect(rows[0].n).toBe(2); // the first, used once, and the one it was exchanged for
+  });
+
+  it('a file store keeps the tokens across restarts of the app, readable by no one else', async () => {
+    const { merchant, tokens } = await installed();
+    const path = join(tempDir('svc-sdk-tokens-'), 'tokens.json');
+    await new FileTokenStore(path).set(merchant.slug, tokens);
+    expect(await new FileTokenStore(path).get(merchant.slug)).toEqual(tokens);
+    const { statSync } = await import('node:fs');
+    expect(statSync(path).mode & 0o077).toBe(0);
+    await new FileTokenStore(path).delete(merchant.slug);
+    expect(await new FileTokenStore(path).get(merchant.slug)).toBeNull();
+  });
+});
+
+describe('session tokens (C4.8)', () => {
+  it("verifies the platform's session token; refuses another app's, a wrong issuer and an expired one", async () => {
+    const { merchant, app } = await installed();
+    const res = await h.req('GET', `/apps/session-token?client_id=${app.clientId}`, { token: merchant.token });
+    expect(res.statusCode, res.body).toBe(200);
+    const token = res.json().data.sessionToken;
+    const issuer = h.deps.config.siteUrl;
+    const session = await verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer });
+    expect(session).toMatchObject({ shop: merchant.slug, storeId: merchant.storeId });
+    await expect(verifySessionToken(token, { clientId: 'svcapp_other', clientSecret: app.clientSecret, issuer })).rejects.toThrow();
+    await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: 'wrong', issuer })).rejects.toThrow();
+    await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer: 'https://elsewhere.example' })).rejects.toThrow();
+    await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer }, { now: new Date(Date.now() + 120_000) })).rejects.toThrow();
+  });
+});
+
+describe('webhooks and rate requests (C8.3, C15.3)', () => {
+  it("verifies a platform-signed body over its raw bytes, with the app's secret; refuses it changed, unsigned or signed otherwise", async () => {
+    const { app } = await installed();
+    // A delivery body signed by the platform's own signing code (src/webhooks/deliveries.repo.ts).
+    const text = JSON.stringify({ id: 1, note: 'caf\u00e9 \u{1F600}' });
+    const body = Buffer.from(text);
+    const headers = new Headers({ 'x-svc-hmac-sha256': platformSign(app.clientSecret, text), 'x-svc-topic': 'orders/create', 'x-svc-shop-domain': 'demo-store', 'x-svc-api-version': '2026-06' });
+    expect(verifyMessage({ rawBody: body, headers, secret: app.clientSecret })).toEqual({ ok: true, topic: 'orders/create', shop: 'demo-store', apiVersion: '2026-06', payload: { id: 1, note: 'caf\u00e9 \u{1F600}' } });
+    const nodeHeaders = { 'x-svc-hmac-sha256': signBody(body, app.clientSecret), 'x-svc-topic': 'orders/create' };
+    expect(verifyMessage({ rawBody: body, headers: nodeHeaders, secret: app.clientSecret }).ok).toBe(true);
+
+    const changed = Buffer.from(body);
+    changed[5] ^= 1;
+    expect(verifyMessage({ rawBody: changed, headers, secret: app.clientSecret })).toEqual({ ok: false, reason: 'bad signature' });
+    expect(verifyMessage({ rawBody: body, headers: {}, secret: app.clientSecret })).toEqual({ ok: false, reason: 'missing signature' });
+    expect(verifyMessage({ rawBody: body, headers: { 'x-svc-hmac-sha256': 'short' }, secret: app.clientSecret })).toEqual({ ok: false, reason: 'bad signature' });
+    expect(verifyMessage({ rawBody: body, headers, secret: 'another-secret' })).toEqual({ ok: false, reason: 'bad signature' });
+    // The SDK's own signing (for an app's tests) matches the platform's.
+    expect(signBody(text, app.clientSecret)).toBe(platformSign(app.clientSecret, text));
+  });
+
+  it('answers a rate request in the shape the platform reads', () => {
+    const reply = JSON.parse(rateReply([{ service_name: 'Ground', service_code: 'ground', total_price: 899, currency: 'USD', description: '3 to 5 days' }]));
+    expect(reply).toEqual({ rates: [{ service_name: 'Ground', service_code: 'ground', total_price: 899, currency: 'USD', description: '3 to 5 days' }] });
+  });
+});
+
+describe('functions (C11): the local run is the production run', () => {
+  it('evaluateOnce gives what the platform gives', async () => {
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token);
+    const request = { target: 'cart.validations.generate.run', expression: '{"operations": [{"validationAdd": {"errors": [{"message": "m" + string(int(input.n)), "target": "cart"}]}}]}', input: { n: 3 } };
+    const remote = await h.req('POST', `/apps/developer/${app.appId}/functions/run`, { token: partner.token, body: request });
+    const local = evaluateOnce(request);
+    const { durationMs: _a, ...fromPlatform } = remote.json().data;
+    expect(fromPlatform).toEqual({ status: local.status, errorType: local.errorType, errorMessage: local.errorMessage, output: local.output });
+  });
+});
