@@ -1,0 +1,85 @@
+// svc-app, the SDK's command line (issue 14, in progress): a function run locally with the
+// platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked.
+// Run as a real process where it reads files; `main` in-process against a listening platform.
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
+import { ROOT } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
+import { main } from '../packages/app-sdk/src/cli.js';
+import { signBody as platformSign } from '../src/webhooks/deliveries.repo.js';
+import { insertRuns } from '../src/functions/function-runs.repo.js';
+import { uuidv7 } from '../src/ids.js';
+
+const run = promisify(execFile);
+const CLI = join(ROOT, 'packages/app-sdk/src/cli.ts');
+const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT }).then(
+  ({ stdout }) => ({ code: 0, stdout }),
+  (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+);
+
+let h: Harness;
+let base: string;
+beforeAll(async () => {
+  h = await createHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+});
+afterAll(() => h?.close());
+
+describe('svc-app', () => {
+  it('function run: the local result, exit 0 on success and 1 on failure', async () => {
+    const dir = tempDir('svc-cli-');
+    writeFileSync(join(dir, 'hide.cel'), '{"operations": input.deliveryOptions.filter(o, double(o.price) > 10.0).map(o, {"hide": {"handle": o.handle}})}');
+    writeFileSync(join(dir, 'input.json'), JSON.stringify({ deliveryOptions: [{ handle: 'a', price: '5.00' }, { handle: 'b', price: '12.00' }] }));
+    writeFileSync(join(dir, 'broken.cel'), 'input.nothing.here');
+    const ok = await cli(['function', 'run', '--target', 'cart.delivery-options.transform.run', '--expression', join(dir, 'hide.cel'), '--input', join(dir, 'input.json')]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'success', output: { operations: [{ hide: { handle: 'b' } }] } });
+    const bad = await cli(['function', 'run', '--target', 'cart.delivery-options.transform.run', '--expression', join(dir, 'broken.cel'), '--input', join(dir, 'input.json')]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ status: 'failure', errorType: 'RuntimeError' });
+    const usage = await cli(['function', 'run']);
+    expect(usage.code).toBe(2);
+    expect(usage.stdout).toContain('missing --target');
+  }, 60_000);
+
+  it('webhook verify: a saved request signed by the platform passes; changed, it fails', async () => {
+    const dir = tempDir('svc-cli-');
+    const body = JSON.stringify({ id: 7, email: 'buyer@example.com' });
+    const saved = { headers: { 'X-SVC-Hmac-SHA256': platformSign('s3cret', body), 'X-SVC-Topic': 'orders/create', 'X-SVC-Shop-Domain': 'demo-store' }, body };
+    writeFileSync(join(dir, 'ok.json'), JSON.stringify(saved));
+    writeFileSync(join(dir, 'changed.json'), JSON.stringify({ ...saved, body: body.replace('7', '8') }));
+    const ok = await cli(['webhook', 'verify', '--secret', 's3cret', '--request', join(dir, 'ok.json')]);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, topic: 'orders/create', shop: 'demo-store', payload: { id: 7 } });
+    const changed = await cli(['webhook', 'verify', '--secret', 's3cret', '--request', join(dir, 'changed.json')]);
+    expect(changed.code).toBe(1);
+    expect(JSON.parse(changed.stdout)).toEqual({ ok: false, reason: 'bad signature' });
+  }, 60_000);
+
+  it('function replay: a recorded run replayed on the platform with a new expression', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { extensions: { functions: [{ handle: 'v', target: 'cart.validations.generate.run', expression: '{"operations": []}' }] } });
+    await installApp(h, merchant, app);
+    const functionId = (await h.req('GET', '/functions', { token: merchant.token })).json().data.functions[0].functionId;
+    const runId = uuidv7();
+    await insertRuns(h.deps.db, [{
+      id: runId, appId: app.appId, storeId: merchant.storeId, functionId, functionHandle: 'v', target: 'cart.validations.generate.run', status: 'success',
+      errorType: null, errorMessage: null, input: { n: 2 }, inputBytes: 7, output: { operations: [] }, outputBytes: 17, durationMs: 1, checkoutId: null,
+      checkoutTokenSealed: null, createdAt: new Date(),
+    }]);
+    const dir = tempDir('svc-cli-');
+    writeFileSync(join(dir, 'new.cel'), '{"operations": [{"validationAdd": {"errors": [{"message": "n is " + string(int(input.n)), "target": "cart"}]}}]}');
+    const lines: string[] = [];
+    const code = await main(['function', 'replay', '--base', base, '--token', partner.token, '--app', app.appId, '--handle', 'v', '--run', runId, '--expression', join(dir, 'new.cel')], (l) => lines.push(l));
+    expect(code).toBe(0);
+    expect(JSON.parse(lines.join('\n'))).toMatchObject({ status: 'success', output: { operations: [{ validationAdd: { errors: [{ message: 'n is 2', target: 'cart' }] } }] } });
+  });
+});
