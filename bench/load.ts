@@ -67,6 +67,9 @@ export interface Round extends Validity {
   p90: number;
   p99: number;
   max: number;
+  /** When the round ran, on the monotonic clock every process shares (µs): to find its samples in a CPU profile. */
+  startUs: number;
+  endUs: number;
   /** Server process CPU time per response (µs) and its share of one core during the round (%). */
   serverCpuUsPerReq: number | null;
   serverCpuPct: number | null;
@@ -153,6 +156,7 @@ export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<
   const cpu0 = scenario.serverPid ? cpuTimeMs(scenario.serverPid) : null;
   const machine0 = machineBusyMs();
   const client0 = process.cpuUsage();
+  const startUs = Number(process.hrtime.bigint() / 1000n);
   const t0 = performance.now();
   const result = await runOnce(scenario, opts, (ms) => {
     if (n === latencies.length) {
@@ -163,6 +167,7 @@ export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<
     latencies[n++] = ms;
   });
   const wallMs = performance.now() - t0;
+  const endUs = Number(process.hrtime.bigint() / 1000n);
   const cpu1 = scenario.serverPid ? cpuTimeMs(scenario.serverPid) : null;
   const machine1 = machineBusyMs();
   const client = process.cpuUsage(client0);
@@ -185,6 +190,8 @@ export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<
 
   return {
     ...validity(scenario, result),
+    startUs,
+    endUs,
     requestsPerSec: result.requests.total / result.duration,
     total: result.requests.total,
     durationS: result.duration,

@@ -15,14 +15,6 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const args = process.argv.slice(2);
-const files = args.filter((a) => !a.startsWith('--'));
-const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 30);
-if (!files.length || !(top > 0)) {
-  console.error('usage: bench/profile-summary.ts [--top=N] <file.cpuprofile>...');
-  process.exit(2);
-}
-
 /** A package under node_modules, a file of src/ or bench/, a node: internal module, or a V8 pseudo-frame. */
 function area(n: Node): string {
   const { url, functionName } = n.callFrame;
@@ -39,8 +31,18 @@ function add(m: Map<string, number>, key: string, v: number) {
   m.set(key, (m.get(key) ?? 0) + v);
 }
 
-function summarise(file: string) {
-  const profile: Profile = JSON.parse(readFileSync(file, 'utf8'));
+export interface SummaryOptions {
+  /** Only the samples taken within these windows (µs on the monotonic clock, as `process.hrtime`). */
+  windows?: readonly (readonly [number, number])[];
+  top?: number;
+  /** Which tables to print (default all three). */
+  tables?: ('area' | 'inclusive' | 'function')[];
+  title?: string;
+}
+
+export function summarise(file: string, options: SummaryOptions = {}) {
+  const top = options.top ?? 30;
+  const profile: Profile & { startTime: number } = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -49,10 +51,13 @@ function summarise(file: string) {
   const selfFn = new Map<string, number>();
   const inclusive = new Map<string, number>();
   let total = 0;
+  let at = profile.startTime;
+  const inWindow = (t: number) => !options.windows || options.windows.some(([a, b]) => t >= a && t <= b);
   for (let i = 0; i < profile.samples.length; i++) {
     const dt = profile.timeDeltas[i] ?? 0;
+    at += dt;
     const node = byId.get(profile.samples[i]);
-    if (!node) continue;
+    if (!node || !inWindow(at)) continue;
     total += dt;
     add(self, area(node), dt);
     add(selfFn, `${node.callFrame.functionName || '(anonymous)'}  ${area(node)}:${node.callFrame.lineNumber + 1}`, dt);
@@ -67,15 +72,27 @@ function summarise(file: string) {
 
   const busy = total - (self.get('(idle)') ?? 0);
   const print = (title: string, m: Map<string, number>) => {
+    if (busy <= 0) return;
     console.log(`\n${title}`);
     for (const [k, v] of [...m].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
       console.log(`  ${((v / busy) * 100).toFixed(1).padStart(5)} %  ${(v / 1000).toFixed(0).padStart(7)} ms  ${k}`);
     }
   };
-  console.log(`\n=== ${file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle (percentages of non-idle time)`);
-  print('self time by area', self);
-  print('inclusive time by area (each area once per sample)', inclusive);
-  print('self time by function', selfFn);
+  const tables = options.tables ?? ['area', 'inclusive', 'function'];
+  console.log(`\n=== ${options.title ?? file}: ${(total / 1e6).toFixed(2)} s sampled, ${(busy / 1e6).toFixed(2)} s not idle (percentages of non-idle time)`);
+  if (tables.includes('area')) print('self time by area', self);
+  if (tables.includes('inclusive')) print('inclusive time by area (each area once per sample)', inclusive);
+  if (tables.includes('function')) print('self time by function', selfFn);
 }
 
-for (const file of files) summarise(file);
+// As a command: node --import tsx bench/profile-summary.ts [--top=N] <file.cpuprofile>...
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const files = args.filter((a) => !a.startsWith('--'));
+  const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 30);
+  if (!files.length || !(top > 0)) {
+    console.error('usage: bench/profile-summary.ts [--top=N] <file.cpuprofile>...');
+    process.exit(2);
+  }
+  for (const file of files) summarise(file, { top });
+}

@@ -50,11 +50,13 @@
 //                      its floor only when the floor is selected too; alone otherwise. `functions` (issue 13, bench/functions.ts)
 //                      measures the function runner itself, before anything else starts; alone, it is all that runs.
 //   BENCH_SKIP_COLD=1  no cold start
-//   BENCH_PROFILE=1    --cpu-prof on the service (summary: bench/profile-summary.ts)
+//   BENCH_PROFILE=1    --cpu-prof on the service; the report ends with where its CPU goes in each
+//                      scenario (the samples of that scenario's rounds, by area and by function)
 //   BENCH_KEEP=1       keep the temp dirs and scratch databases
 //   DATABASE_URL       run on that PostgreSQL server instead of PGlite
 //   REDIS_URL          passed to the service: the rate limiter in Redis
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { summarise } from './profile-summary.js';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -304,6 +306,23 @@ function cpuTargetLine(label: string, s: Series | undefined, baselineUs: number)
   console.log(`  ${label.padEnd(38)} ${int(cpu.median).padStart(5)} us [${range(cpu, int)}]  (baseline ${baselineUs} us: ${change >= 0 ? '+' : ''}${pct(change)})${dbNote}${note}`);
 }
 
+/**
+ * BENCH_PROFILE=1: where the service's CPU goes in each scenario, from the samples of the main
+ * thread's profile taken during that scenario's measured rounds (warm-ups and the other scenarios'
+ * rounds left out): by area and by function.
+ */
+function whereTheTimeGoes(dir: string, series: Series[]) {
+  const profiles = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+  if (!profiles.length) return;
+  // The main thread's profile is the one with the most samples: the biggest file.
+  const main = profiles.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  console.log('\nWhere the service\'s CPU goes, scenario by scenario (main thread; BENCH_PROFILE=1)');
+  for (const s of series) {
+    const windows = s.rounds.map((r) => [r.startUs, r.endUs] as const);
+    summarise(main, { windows, top: 8, tables: ['area', 'function'], title: `${s.scenario.name} (${s.rounds.length} rounds)` });
+  }
+}
+
 /** Issue 12's figures: rates p99s and the cache against zones only; completion against POST /orders. */
 function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; ratesFunctions?: Series; complete?: Series; ordersCreate?: Series }) {
   const note = SERVER_URL ? '' : '  (the targets are for PostgreSQL; shown for reference)';
@@ -516,7 +535,10 @@ async function main() {
   const code = await stopChild(service.child);
   if (code !== 0) console.warn(`  warning: the service exited with code ${code} on SIGTERM:\n${service.child.output()}`);
   else if (service.child.output().trim()) console.log(`  service output:\n${service.child.output().split('\n').map((l) => '    ' + l).join('\n')}`);
-  if (profileDir) console.log(`  CPU profile of the service: ${profileDir} (node --import tsx bench/profile-summary.ts ${profileDir}/*.cpuprofile)`);
+  if (profileDir) {
+    console.log(`  CPU profile of the service: ${profileDir} (node --import tsx bench/profile-summary.ts ${profileDir}/*.cpuprofile)`);
+    whereTheTimeGoes(profileDir, groups.flat().filter((s) => s.scenario.serverPid === serverPid));
+  }
 
   // 4. Issue 5: webhook fan-out, with its own service, receiver and database (test/fixtures/webhook-bench.ts).
   let webhooks: WebhookBenchResult | null = null;
