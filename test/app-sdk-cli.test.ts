@@ -2,12 +2,11 @@
 // platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked.
 // Run as a real process where it reads files; `main` in-process against a listening platform.
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
@@ -27,8 +26,7 @@ let h: Harness;
 let base: string;
 beforeAll(async () => {
   h = await createHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(h);
 });
 afterAll(() => h?.close());
 

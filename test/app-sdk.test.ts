@@ -2,10 +2,9 @@
 // install handoff checked and its code exchanged; tokens kept fresh with single-flight refreshes
 // (never tripping reuse detection); tokens kept in a file; session tokens verified; webhooks and
 // rate requests verified over their raw bytes, and refused when anything is off.
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { createTestApp, signupMerchant, signupPartner, type Merchant, type TestApp } from './helpers/actors.js';
 import { tempDir } from './helpers/temp-dirs.js';
 import { signBody as platformSign } from '../src/webhooks/deliveries.repo.js';
@@ -18,8 +17,7 @@ let h: Harness;
 let base: string;
 beforeAll(async () => {
   h = await createHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(h);
 });
 afterAll(async () => {
   await h?.close();

@@ -4,6 +4,8 @@
 // with its input, for the app's developer; erased with the customer (C9).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { DELIVERY_TARGET as DELIVERY, PAYMENT_TARGET as PAYMENT, VALIDATION_TARGET as VALIDATION, DISCOUNT_TARGET as DISCOUNT } from '../src/checkout/checkout-functions.js';
+import { checkoutCalls } from './helpers/checkout.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { storeWithApp } from './helpers/actors.js';
 import { address, insertProduct, uniq, type TestProduct } from './helpers/orders.js';
@@ -16,10 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const DELIVERY = 'cart.delivery-options.transform.run';
-const PAYMENT = 'cart.payment-methods.transform.run';
-const VALIDATION = 'cart.validations.generate.run';
-const DISCOUNT = 'cart.lines.discounts.generate.run';
 const SCOPES = ['read_products', 'write_products', 'read_orders', 'write_orders', 'read_customers', 'write_customers'];
 
 type Store = Awaited<ReturnType<typeof storeWithApp>>;
@@ -38,12 +36,7 @@ async function zone(storeId: string, name: string, price: number) {
   return `zone-${id}`;
 }
 
-const base = (s: Store) => `/storefront/${s.merchant.slug}/checkouts`;
-const create = (s: Store, body: unknown) => h.req('POST', base(s), { body });
-const read = (s: Store, token: string) => h.req('GET', `${base(s)}/${token}`);
-const change = (s: Store, token: string, body: unknown) => h.req('PATCH', `${base(s)}/${token}`, { body });
-const rates = (s: Store, token: string) => h.req('GET', `${base(s)}/${token}/shipping_rates`);
-const complete = (s: Store, token: string) => h.req('POST', `${base(s)}/${token}/complete`);
+const { create, read, change, rates, complete } = checkoutCalls(() => h);
 
 async function started(s: Store, product: TestProduct, quantity = 2) {
   const res = await create(s, { email: `buyer-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity }], shipping_address: address });
@@ -88,6 +81,22 @@ describe('C11.3 delivery options', () => {
     expect(runs[0].input.shop).toEqual({ id: s.merchant.storeId, domain: s.merchant.slug, currency: 'USD' });
     expect(runs[0].input.deliveryOptions.map((o: any) => o.handle)).toEqual([cheap, mid, costly]);
     expect(runs[0].output).toEqual({ operations: [{ hide: { handle: costly } }] });
+  });
+});
+
+describe('C11.4 delivery functions run again at completion', () => {
+  it('a rate chosen, then hidden by the function (the merchant changed its configuration), cannot complete the checkout', async () => {
+    const s = await storeWith([{
+      handle: 'hide-named', target: DELIVERY, configuration: { hide: 'none' },
+      expression: '{"operations": [{"hide": {"handle": configuration.hide}}]}',
+    }]);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const standard = await zone(s.merchant.storeId, 'Standard', 499);
+    const c = await started(s, product);
+    expect((await change(s, c.token, { shipping_rate: { handle: standard }, payment_method: 'card' })).statusCode).toBe(200);
+    const [fn] = (await h.req('GET', '/functions', { token: s.merchant.token })).json().data.functions;
+    await h.req('PATCH', `/functions/${fn.functionId}`, { token: s.merchant.token, body: { configuration: { hide: standard } } });
+    expectEnvelopeError(await complete(s, c.token), 422, 'a shipping rate that is still offered');
   });
 });
 

@@ -4,6 +4,7 @@
 // erasure (C9). Shipping apps' live rates have their own file (test/shipping-app-rates.test.ts).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { checkoutCalls } from './helpers/checkout.js';
 import { expectEnvelopeError, expectErrorsBody } from './helpers/expect.js';
 import { events } from './helpers/events.js';
 import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
@@ -31,12 +32,7 @@ async function zone(storeId: string, z: { name: string; countries: string[]; pri
   return id;
 }
 
-const base = (s: Store) => `/storefront/${s.merchant.slug}/checkouts`;
-const create = (s: Store, body: unknown) => h.req('POST', base(s), { body });
-const read = (s: Store, token: string) => h.req('GET', `${base(s)}/${token}`);
-const change = (s: Store, token: string, body: unknown) => h.req('PATCH', `${base(s)}/${token}`, { body });
-const rates = (s: Store, token: string) => h.req('GET', `${base(s)}/${token}/shipping_rates`);
-const complete = (s: Store, token: string) => h.req('POST', `${base(s)}/${token}/complete`);
+const { create, read, change, rates, complete } = checkoutCalls(() => h);
 
 async function started(s: Store, product: TestProduct, extra: Record<string, unknown> = {}) {
   const res = await create(s, { email: `buyer-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 2 }], shipping_address: address, ...extra });

@@ -4,6 +4,7 @@
 // (test/checkout-functions.test.ts); here records are written through the repository.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
+import { DELIVERY_TARGET as DELIVERY, PAYMENT_TARGET as PAYMENT, VALIDATION_TARGET as VALIDATION } from '../src/checkout/checkout-functions.js';
 import { createTestApp, installApp, operatorToken, signupMerchant, signupPartner, unique, type Merchant, type TestApp } from './helpers/actors.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { insertRuns, type NewRun } from '../src/functions/function-runs.repo.js';
@@ -15,9 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const DELIVERY = 'cart.delivery-options.transform.run';
-const PAYMENT = 'cart.payment-methods.transform.run';
-const VALIDATION = 'cart.validations.generate.run';
 
 const fn = (handle: string, target = DELIVERY, extra: Record<string, unknown> = {}) => ({
   handle,

@@ -44,7 +44,11 @@ export type ActiveFunctions = ReadonlyMap<string, readonly StoreFunctionRow[]>;
 
 export function byTarget(rows: readonly StoreFunctionRow[]): ActiveFunctions {
   const map = new Map<string, StoreFunctionRow[]>();
-  for (const row of rows) map.set(row.target, [...(map.get(row.target) ?? []), row]);
+  for (const row of rows) {
+    const list = map.get(row.target);
+    if (list) list.push(row);
+    else map.set(row.target, [row]);
+  }
   return map;
 }
 

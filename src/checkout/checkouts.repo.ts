@@ -10,7 +10,7 @@ import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
 import type { FunctionResults } from './checkout-functions.js';
-import { ACTIVE_FUNCTION_FIELDS, ACTIVE_FUNCTION_FROM, type StoreFunctionRow } from '../functions/functions.repo.js';
+import { activeFunctionsJson, type StoreFunctionRow } from '../functions/functions.repo.js';
 
 /** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
 export interface AskedLine {
@@ -90,6 +90,14 @@ export interface CheckoutQuoteData {
   functions: StoreFunctionRow[];
 }
 
+/** A line's catalog facts (CatalogLine) from product `p` and variant `v`: one list for the quote and `catalogLine`. */
+const CATALOG_LINE_COLUMNS = `p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
+  p.price_minor AS product_price_minor, p.requires_shipping,
+  (SELECT count(*)::int FROM variants cv WHERE cv.product_id = p.id) AS variant_count,
+  v.id AS variant_id, v.num_id AS variant_num_id, v.name AS variant_name, v.value AS variant_value,
+  v.sku AS variant_sku, v.price_minor AS variant_price_minor, v.discount_price_minor AS variant_discount_price_minor,
+  v.weight::text AS weight, v.weight_unit`;
+
 /** A stored catalog reference to the column it is compared with (as `byKind`, in SQL; anything else finds nothing). */
 const REF_UUID = (ref: string) => `CASE WHEN ${ref} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (${ref})::uuid END`;
 const REF_NUM = (ref: string) => `CASE WHEN ${ref} ~ '^[0-9]{1,18}$' THEN (${ref})::bigint END`;
@@ -104,12 +112,7 @@ SELECT json_build_object('checkout', row_to_json(c),
   'catalog', (SELECT coalesce(json_agg(f ORDER BY l.n), '[]'::json)
      FROM jsonb_array_elements(c.line_items) WITH ORDINALITY AS l(item, n)
      LEFT JOIN LATERAL (
-       SELECT p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
-              p.price_minor AS product_price_minor, p.requires_shipping,
-              (SELECT count(*)::int FROM variants cv WHERE cv.product_id = p.id) AS variant_count,
-              v.id AS variant_id, v.num_id AS variant_num_id, v.name AS variant_name, v.value AS variant_value,
-              v.sku AS variant_sku, v.price_minor AS variant_price_minor, v.discount_price_minor AS variant_discount_price_minor,
-              v.weight::text AS weight, v.weight_unit
+       SELECT ${CATALOG_LINE_COLUMNS}
          FROM products p
          LEFT JOIN variants v ON v.product_id = p.id
               AND (v.id = ${REF_UUID(`l.item->>'variant_id'`)} OR v.num_id = ${REF_NUM(`l.item->>'variant_id'`)})
@@ -132,8 +135,7 @@ SELECT json_build_object('checkout', row_to_json(c),
   'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
             'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
      FROM store_addresses sa WHERE sa.store_id = c.store_id),
-  'functions', (SELECT coalesce(json_agg(json_build_object(${ACTIVE_FUNCTION_FIELDS}) ORDER BY sf.activated_at, sf.id), '[]'::json)
-     FROM ${ACTIVE_FUNCTION_FROM} WHERE sf.store_id = c.store_id AND sf.active)) AS quote
+  'functions', ${activeFunctionsJson('c.store_id')}) AS quote
 FROM c`;
 
 /** The checkout's timestamps, which come as JSON text in the one-column answer of the quote query. */
@@ -218,12 +220,7 @@ export interface CatalogLine {
  */
 export async function catalogLine(q: Queryable, storeId: string, productRef: string, variantRef: string | null): Promise<CatalogLine | null> {
   const { rows } = await q.query<CatalogLine>(
-    `SELECT p.id AS product_id, p.num_id AS product_num_id, p.title, p.status, p.sku AS product_sku,
-            p.price_minor AS product_price_minor, p.requires_shipping,
-            (SELECT count(*)::int FROM variants c WHERE c.product_id = p.id) AS variant_count,
-            v.id AS variant_id, v.num_id AS variant_num_id, v.name AS variant_name, v.value AS variant_value,
-            v.sku AS variant_sku, v.price_minor AS variant_price_minor, v.discount_price_minor AS variant_discount_price_minor,
-            v.weight::text AS weight, v.weight_unit
+    `SELECT ${CATALOG_LINE_COLUMNS}
        FROM products p
        LEFT JOIN variants v ON v.product_id = p.id AND (v.id = $4::uuid OR v.num_id = $5::bigint)
       WHERE p.store_id = $1 AND (p.id = $2::uuid OR p.num_id = $3::bigint)`,

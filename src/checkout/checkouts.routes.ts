@@ -6,7 +6,7 @@ import type { Deps } from '../deps.js';
 import { envelope } from '../http/shapes.js';
 import { envelopeOf } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { OrderSchema } from '../orders/order-view.js';
+import { OrderSchema } from '../orders/order-schema.js';
 import { CheckoutChangeSchema, CheckoutCreateSchema } from './checkout-input.js';
 import { CheckoutSchema } from './checkout-view.js';
 import { ShippingRateSchema } from './rate.js';

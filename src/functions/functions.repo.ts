@@ -1,7 +1,7 @@
 // Functions (C11) in the database: the functions apps declare (app_functions), their activation on
 // each store (store_functions) and the run records (function_runs). Migration 0012.
 import type { Queryable } from '../db/db.js';
-import { insertRow } from '../db/sql.js';
+import { insertRow, insertRows } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
 import type { FunctionTarget } from './runtime/index.js';
 
@@ -45,42 +45,47 @@ export const appFunctions = async (q: Queryable, appId: string): Promise<AppFunc
 /** Activations of one store are decided one at a time: the cap of 25 is counted under this lock. */
 const lockStoreFunctions = (q: Queryable, storeId: string) => q.query('SELECT id FROM stores WHERE id = $1 FOR UPDATE', [storeId]);
 
-async function activeCount(q: Queryable, storeId: string, target: string): Promise<number> {
-  const { rows } = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM store_functions s JOIN app_functions f ON f.id = s.app_function_id
-      WHERE s.store_id = $1 AND s.active AND f.target = $2`,
-    [storeId, target],
+/** Active functions per target on the store (targets with none are absent). */
+async function activeCounts(q: Queryable, storeId: string): Promise<Map<string, number>> {
+  const { rows } = await q.query<{ target: string; n: number }>(
+    `SELECT f.target, count(*)::int AS n FROM store_functions s JOIN app_functions f ON f.id = s.app_function_id
+      WHERE s.store_id = $1 AND s.active GROUP BY f.target`,
+    [storeId],
   );
-  return rows[0].n;
+  return new Map(rows.map((r) => [r.target, r.n]));
 }
 
 /**
  * Activates every function of the app on the store, in declared order, while its target has room
  * (C11.2); the others are listed inactive. Each activated function moves to the end of the order.
- * Runs in the caller's transaction (installing the app).
+ * Runs in the caller's transaction (installing the app): two reads and one write, however many
+ * functions the app has.
  */
 export async function activateAppFunctions(q: Queryable, appId: string, storeId: string, now: Date, only?: readonly string[]): Promise<void> {
   const declared = (await appFunctions(q, appId)).filter((f) => !only || only.includes(f.id));
   if (!declared.length) return;
   await lockStoreFunctions(q, storeId);
-  const room = new Map<string, number>();
-  for (const f of declared) {
-    if (!room.has(f.target)) room.set(f.target, MAX_ACTIVE_PER_TARGET - (await activeCount(q, storeId, f.target)));
-    const existing = await q.query<{ active: boolean }>('SELECT active FROM store_functions WHERE store_id = $1 AND app_function_id = $2', [storeId, f.id]);
-    if (existing.rows[0]?.active) continue;
-    const left = room.get(f.target)!;
-    const active = left > 0;
-    if (active) room.set(f.target, left - 1);
+  const active = await activeCounts(q, storeId);
+  const { rows } = await q.query<{ app_function_id: string }>(
+    'SELECT app_function_id FROM store_functions WHERE store_id = $1 AND active AND app_function_id = ANY($2::uuid[])',
+    [storeId, declared.map((f) => f.id)],
+  );
+  const already = new Set(rows.map((r) => r.app_function_id));
+  const activations = declared.filter((f) => !already.has(f.id)).map((f) => {
+    const admitted = (active.get(f.target) ?? 0) < MAX_ACTIVE_PER_TARGET;
+    if (admitted) active.set(f.target, (active.get(f.target) ?? 0) + 1);
     // Ids in declared order within one instant: activation order ties are broken by id.
-    await insertRow(q, 'store_functions', {
-      id: uuidv7(now.getTime()), store_id: storeId, app_function_id: f.id, active, configuration: null,
-      activated_at: active ? now : null, created_at: now, updated_at: now,
-    }, {
-      casts: { configuration: 'jsonb' },
-      onConflict: `ON CONFLICT (store_id, app_function_id) DO UPDATE SET active = EXCLUDED.active,
-        activated_at = CASE WHEN EXCLUDED.active THEN EXCLUDED.activated_at ELSE store_functions.activated_at END, updated_at = EXCLUDED.updated_at`,
-    });
-  }
+    return {
+      id: uuidv7(now.getTime()), store_id: storeId, app_function_id: f.id, active: admitted, configuration: null,
+      activated_at: admitted ? now : null, created_at: now, updated_at: now,
+    };
+  });
+  if (!activations.length) return;
+  await insertRows(q, 'store_functions', activations, {
+    casts: { configuration: 'jsonb' },
+    onConflict: `ON CONFLICT (store_id, app_function_id) DO UPDATE SET active = EXCLUDED.active,
+      activated_at = CASE WHEN EXCLUDED.active THEN EXCLUDED.activated_at ELSE store_functions.activated_at END, updated_at = EXCLUDED.updated_at`,
+  });
 }
 
 /** Uninstalling: the app's functions stay listed on the store, inactive (C11.2). */
@@ -135,9 +140,23 @@ export async function syncAppFunctions(q: Queryable, appId: string, declared: re
   }
 }
 
-const STORE_FUNCTION_COLUMNS = `s.id, s.store_id, f.app_id, a.handle AS app_handle, f.handle, f.target, f.title, f.expression, s.active,
-  coalesce(s.configuration, f.configuration) AS configuration, s.activated_at`;
+/** A store's function as StoreFunctionRow, column by column: read as columns here, and as JSON by the checkout quote. */
+const STORE_FUNCTION_FIELDS: [string, string][] = [
+  ['id', 's.id'], ['store_id', 's.store_id'], ['app_id', 'f.app_id'], ['app_handle', 'a.handle'], ['handle', 'f.handle'],
+  ['target', 'f.target'], ['title', 'f.title'], ['expression', 'f.expression'], ['active', 's.active'],
+  ['configuration', 'coalesce(s.configuration, f.configuration)'], ['activated_at', 's.activated_at'],
+];
+const STORE_FUNCTION_COLUMNS = STORE_FUNCTION_FIELDS.map(([name, sql]) => `${sql} AS ${name}`).join(', ');
 const STORE_FUNCTION_FROM = `store_functions s JOIN app_functions f ON f.id = s.app_function_id JOIN apps a ON a.id = f.app_id`;
+
+/**
+ * The store's active functions as one JSON array in activation order, for a query that reads them
+ * along with other things (the checkout quote, src/checkout/checkouts.repo.ts); `storeId` is the
+ * SQL that names the store there.
+ */
+export const activeFunctionsJson = (storeId: string) =>
+  `(SELECT coalesce(json_agg(json_build_object(${STORE_FUNCTION_FIELDS.map(([name, sql]) => `'${name}', ${sql}`).join(', ')}) ORDER BY s.activated_at, s.id), '[]'::json)
+     FROM ${STORE_FUNCTION_FROM} WHERE s.store_id = ${storeId} AND s.active)`;
 
 /** The merchant's list: active functions in activation order, then the inactive ones. */
 export async function listStoreFunctions(q: Queryable, storeId: string): Promise<StoreFunctionRow[]> {
@@ -165,16 +184,6 @@ export async function activeStoreFunctions(q: Queryable, storeId: string): Promi
   return rows;
 }
 
-/**
- * The same rows as JSON, for a query that reads them along with other things (the checkout quote,
- * src/checkout/checkouts.repo.ts): `json_build_object(${ACTIVE_FUNCTION_FIELDS})` over
- * `${ACTIVE_FUNCTION_FROM}`, where `sf` is the store's function.
- */
-export const ACTIVE_FUNCTION_FIELDS = `'id', sf.id, 'store_id', sf.store_id, 'app_id', af.app_id, 'app_handle', fa.handle, 'handle', af.handle,
-  'target', af.target, 'title', af.title, 'expression', af.expression, 'active', sf.active,
-  'configuration', coalesce(sf.configuration, af.configuration), 'activated_at', sf.activated_at`;
-export const ACTIVE_FUNCTION_FROM = `store_functions sf JOIN app_functions af ON af.id = sf.app_function_id JOIN apps fa ON fa.id = af.app_id`;
-
 /** The merchant's change (C11.2 PATCH), under the store's lock; 'full' when the target has no room. */
 export async function changeStoreFunction(
   q: Queryable,
@@ -189,7 +198,7 @@ export async function changeStoreFunction(
   if (change.active === true && !current.active) {
     const installed = await q.query(`SELECT 1 FROM installations WHERE app_id = $1 AND store_id = $2 AND status = 'active'`, [current.app_id, storeId]);
     if (!installed.rows.length) return 'not_installed';
-    if ((await activeCount(q, storeId, current.target)) >= MAX_ACTIVE_PER_TARGET) return 'full';
+    if (((await activeCounts(q, storeId)).get(current.target) ?? 0) >= MAX_ACTIVE_PER_TARGET) return 'full';
     await q.query('UPDATE store_functions SET active = true, activated_at = $3, updated_at = $3 WHERE store_id = $1 AND id = $2', [storeId, functionId, now]);
   } else if (change.active === false && current.active) {
     await q.query('UPDATE store_functions SET active = false, updated_at = $3 WHERE store_id = $1 AND id = $2', [storeId, functionId, now]);

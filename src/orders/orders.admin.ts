@@ -7,7 +7,7 @@ import { adminStoreId } from '../surfaces/merchant-admin.js';
 import { envelope } from '../http/shapes.js';
 import { envelopeOf } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
-import { MerchantOrderSchema } from './order-view.js';
+import { MerchantOrderSchema } from './order-schema.js';
 import { NewOrderBody, OrderUpdateBody, RefundOrCancelBody } from './order-input.schemas.js';
 import { optionalBody } from './schema-parts.js';
 import { adminActor, updateOrder } from './orders.service.js';

@@ -114,3 +114,9 @@ export function unlimitedLimiter(): MemoryRateLimiter {
   let t = Date.now();
   return new MemoryRateLimiter({ now: () => (t += WINDOW_MS) });
 }
+
+/** The harness's app on a loopback port, for clients that speak real HTTP (the app SDK); its base URL. */
+export async function listenOnLoopback(h: Harness): Promise<string> {
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(h.app.server.address() as import('node:net').AddressInfo).port}`;
+}
