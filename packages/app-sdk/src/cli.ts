@@ -9,7 +9,9 @@
 //   svc-app webhook verify --secret <client secret> --request <file>
 //       Checks a saved request (JSON: { "headers": {...}, "body": "<the raw body>" }): exit code 0
 //       and the verified message when the signature holds, 1 and the reason when it does not.
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { evaluateOnce } from './functions.js';
 import { verifyMessage } from './webhooks.js';
@@ -74,7 +76,9 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run when this file is the program, also through npm's `node_modules/.bin/svc-app` symlink.
+const invokedDirectly = process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (invokedDirectly) {
   main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
