@@ -3,11 +3,11 @@
 // one minute", the webhook subscription, then "Try a checkout") run as written, in one bash, over real HTTP; only the
 // port differs. Embedded database only, as the README's walkthrough.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { freePort, ROOT, startService } from './helpers/process.js';
+import { commandOf, freePort, processes, ROOT, startService } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
 
 const run = promisify(execFile);
@@ -34,7 +34,8 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
     const svc = startService({ SVC_DATA_DIR: tempDir('svc-readme-'), PORT: String(port) });
     await svc.waitFor(/^ {2}The whole install flow.*$/m, 120_000);
 
-    const local = (text: string) => text.replaceAll('localhost:3000', `localhost:${port}`);
+    const appPort = await freePort();
+    const local = (text: string) => text.replaceAll('localhost:3000', `localhost:${port}`).replaceAll('localhost:4000', `localhost:${appPort}`);
     const tryIt = section('Try it in one minute');
     const [banner] = blocks(tryIt, '');
     for (const line of local(banner).split('\n').filter(Boolean)) {
@@ -42,11 +43,24 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
       expect(svc.output(), line).toMatch(new RegExp(`^${pattern}$`, 'm'));
     }
 
-    const steps = [...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh'), ...blocks(section('Try a checkout'), 'sh')];
-    expect(steps).toHaveLength(8);
+    const steps = [
+      ...blocks(tryIt, 'sh'), ...blocks(section('Webhooks'), 'sh'), ...blocks(section('Try a checkout'), 'sh'), ...blocks(section('Build an app in ten minutes'), 'sh'),
+    ];
+    expect(steps).toHaveLength(11);
     const script = steps.map((step) => `${local(step)}\necho; echo '${MARK}'`).join('\n');
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { cwd: tempDir('svc-readme-shell-'), timeout: 60_000 });
-    const [credentials, redirect, hmac, apiCall, webhook, rates, checkout, functionLogs] = stdout.split(`${MARK}\n`).map((out) => out.trim());
+    // From the repository's root, as the README says ("Build an app" starts the example app with npm
+    // there); the example app's port and token file are the test's own.
+    const tokens = join(tempDir('svc-readme-app-'), 'tokens.json');
+    let stdout: string;
+    try {
+      ({ stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: ROOT, timeout: 120_000, env: { ...process.env, PORT: String(appPort), TOKENS_FILE: tokens },
+      }));
+    } finally {
+      for (const pid of processes((p) => commandOf(p.pid).includes('examples/shipping-app/src/main.ts'))) process.kill(pid, 'SIGKILL');
+      rmSync(join(ROOT, 'shipping-app.log'), { force: true });
+    }
+    const [credentials, redirect, hmac, apiCall, webhook, rates, checkout, functionLogs, registered, installed, shipped] = stdout.split(`${MARK}\n`).map((out) => out.trim());
 
     expect(credentials).toBe('');
     expect(redirect).toMatch(/^https:\/\/demo-app\.example\.com\/auth\?code=svccode_\S+&hmac=[0-9a-f]{64}&shop=demo-store&state=\S+&timestamp=\d+$/);
@@ -61,6 +75,15 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
     expect(orderName).toMatch(/^#\d+$/);
     // The demo functions ran at the demo checkout and at this one: their runs are in the logs.
     expect(Number(functionLogs)).toBeGreaterThanOrEqual(4);
+
+    // Build an app in ten minutes: the example app registered, installed, offered and shipping.
+    expect(registered).toBe('');
+    expect(installed).toBe('Example Shipping is installed on demo-store.');
+    const [titles, chosen, fulfillment, tracking] = shipped.split('\n');
+    expect(titles.split(', ')).toEqual(expect.arrayContaining(['Domestic', 'Example Shipping Standard', 'Example Shipping Express']));
+    expect(chosen).toBe('Example Shipping Standard');
+    expect(fulfillment).toBe('fulfilled');
+    expect(tracking).toMatch(/^EXS[0-9A-F]{12}$/);
 
     svc.child.kill('SIGTERM');
     expect((await svc.exited).code).toBe(0);

@@ -92,6 +92,11 @@ export function startService(env: Record<string, string>): ServiceProcess {
   return spawnService(process.execPath, ['--import', 'tsx', 'src/main.ts'], env);
 }
 
+/** examples/shipping-app (issue 14) as `npm start` in its folder runs it: the SDK from its sources. */
+export function startExampleApp(env: Record<string, string>): ServiceProcess {
+  return spawnService(process.execPath, ['--conditions=svc-source', '--import', 'tsx', 'examples/shipping-app/src/main.ts'], env);
+}
+
 /**
  * `npm start`, in a process group of its own (detached), so a test can signal npm alone, as a
  * supervisor does, or the whole group, as a terminal's Ctrl-C does.

@@ -161,6 +161,11 @@ export class TokenKeeper {
     await this.store.set(shop, tokens);
   }
 
+  /** Forgets a store (after `app/uninstalled`, or `shop/redact` once completed): its tokens are deleted. */
+  async forget(shop: string): Promise<void> {
+    await this.store.delete(shop);
+  }
+
   async accessToken(shop: string): Promise<string> {
     const now = this.options.now ?? Date.now;
     const tokens = await this.store.get(shop);

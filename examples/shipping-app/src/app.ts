@@ -1,0 +1,132 @@
+// The shipping app's HTTP side, on plain node:http, built only on @svc/app-sdk:
+//   GET  /auth       the install handoff (C4.2): checked, its code exchanged (C4.4), tokens kept
+//   POST /rates      live rate requests (C15.3): verified, answered with this app's two services
+//   POST /webhooks   orders/create (C8): an order shipped with this app's rate is fulfilled with tracking
+//   POST /gdpr       the three GDPR topics (C9): acknowledged, done, completed
+//   GET  /exports/:id  a customer's data export, the link a data request is completed with
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import {
+  acknowledgeGdprRequest, completeGdprRequest, createAppClient, exchangeCode, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
+  type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
+} from '@svc/app-sdk';
+import { quote } from './rates.js';
+import { Shipments } from './shipments.js';
+
+export interface ShippingAppOptions {
+  app: AppCredentials;
+  /** This app's handle on the platform: `shipping_lines[0].source` of the orders it ships. */
+  handle: string;
+  /** Where this app is reached (for the export links it hands out). */
+  publicUrl: string;
+  keeper: TokenKeeper;
+  log?: (line: string) => void;
+}
+
+export function createShippingApp(options: ShippingAppOptions): Server {
+  const { app, handle, keeper } = options;
+  const log = options.log ?? ((line: string) => console.log(line));
+  const shipments = new Shipments();
+  /** Webhook ids already handled: a redelivery of one (C8 retries) must not ship twice. */
+  const handled = new Set<string>();
+  // The App API with the store's current token (refreshed by the keeper), inside its rate limit.
+  const clientFor = (shop: string) => createAppClient({ baseUrl: app.baseUrl, tokenProvider: () => keeper.accessToken(shop) });
+  const receive = (req: IncomingMessage) => receiveNodeRequest(req, { secret: app.clientSecret });
+
+  const send = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') => {
+    res.writeHead(status, { 'content-type': type }).end(body);
+  };
+
+  async function install(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const handoff = verifyHandoff(new URL(req.url!, 'http://app').searchParams, app.clientSecret);
+    if (!handoff.ok) return send(res, 401, `Refused: ${handoff.reason}\n`);
+    await keeper.install(handoff.shop, await exchangeCode(app, handoff));
+    log(`installed on ${handoff.shop}`);
+    send(res, 200, `Example Shipping is installed on ${handoff.shop}.\n`);
+  }
+
+  async function rates(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const message = await receive(req);
+    if (!message.ok) return sendRefusal(res, message);
+    if (message.topic !== 'shipping/rates') return send(res, 400, `not a rate request: ${message.topic}\n`);
+    sendRates(res, quote(message.payload));
+  }
+
+  /** orders/create: ship the order when the buyer chose one of this app's rates. */
+  async function fulfill(shop: string, order: OrderCreatePayload): Promise<void> {
+    if (order.shipping_lines[0]?.source !== handle || shipments.hasOrder(shop, String(order.id))) return;
+    const trackingNumber = `EXS${randomBytes(6).toString('hex').toUpperCase()}`;
+    const trackingUrl = `https://track.example.com/${trackingNumber}`;
+    const { error } = await clientFor(shop).POST('/api/v1/orders/{orderId}/fulfillments.json', {
+      params: { path: { orderId: String(order.id) } },
+      body: { tracking_number: trackingNumber, tracking_company: 'Example Shipping', tracking_url: trackingUrl, status: 'success' },
+    });
+    if (error) throw new Error(`fulfillment of ${order.name} failed: ${JSON.stringify(error)}`);
+    shipments.add({
+      shop, orderId: String(order.id), orderName: order.name, email: order.email ?? order.customer?.email ?? null,
+      customerId: order.customer?.id ?? null, trackingNumber, trackingUrl, createdAt: new Date().toISOString(),
+    });
+    log(`fulfilled ${order.name} on ${shop}: ${trackingNumber}`);
+  }
+
+  async function webhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const message = await receive(req);
+    if (!message.ok) return sendRefusal(res, message);
+    if (message.topic === 'orders/create' && !(message.webhookId && handled.has(message.webhookId))) {
+      // Done before answering: a failure answers 500, and the platform delivers it again later.
+      await fulfill(message.shop, message.payload);
+      if (message.webhookId) handled.add(message.webhookId);
+    }
+    send(res, 200, 'ok');
+  }
+
+  /** A GDPR request: answered at once (the answer acknowledges nothing, C9), then acknowledged, done and completed. */
+  async function gdpr(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const message = await receive(req);
+    if (!message.ok) return sendRefusal(res, message);
+    if (!message.gdprRequestId) return send(res, 400, `not a GDPR request: ${message.topic}\n`);
+    send(res, 200, 'ok');
+    void honour(message).catch((err) => log(`GDPR request ${message.gdprRequestId} on ${message.shop}: ${err}`));
+  }
+
+  async function honour(message: WebhookMessage): Promise<void> {
+    const { shop, gdprRequestId: requestId } = message;
+    const client = clientFor(shop);
+    await acknowledgeGdprRequest(client, requestId!);
+    let dataExportUrl: string | undefined;
+    if (message.topic === 'customers/data_request') {
+      dataExportUrl = `${options.publicUrl}/exports/${shipments.prepareExport(shop, message.payload.customer)}`;
+    } else if (message.topic === 'customers/redact') {
+      shipments.eraseCustomer(shop, message.payload.customer, message.payload.orders_to_redact.map(String));
+    } else if (message.topic === 'shop/redact') {
+      shipments.eraseShop(shop);
+    }
+    await completeGdprRequest(client, requestId!, dataExportUrl ? { dataExportUrl } : {});
+    // The store is gone: its tokens go last, once they are no longer needed to complete.
+    if (message.topic === 'shop/redact') await keeper.forget(shop);
+    log(`GDPR ${message.topic} ${requestId} on ${shop}: completed`);
+  }
+
+  function exportOf(id: string, res: ServerResponse): void {
+    const content = shipments.readExport(id);
+    if (!content) return send(res, 404, 'No such export\n');
+    send(res, 200, JSON.stringify(content), 'application/json');
+  }
+
+  return createServer((req, res) => {
+    const path = new URL(req.url!, 'http://app').pathname;
+    const route = async () => {
+      if (req.method === 'GET' && path === '/auth') return install(req, res);
+      if (req.method === 'POST' && path === '/rates') return rates(req, res);
+      if (req.method === 'POST' && path === '/webhooks') return webhook(req, res);
+      if (req.method === 'POST' && path === '/gdpr') return gdpr(req, res);
+      if (req.method === 'GET' && path.startsWith('/exports/')) return exportOf(path.slice('/exports/'.length), res);
+      if (req.method === 'GET' && path === '/') return send(res, 200, 'Example Shipping: a shipping app for the store platform.\n');
+      send(res, 404, 'Not found\n');
+    };
+    route().catch((err: unknown) => {
+      log(`${req.method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+      if (!res.headersSent) send(res, 500, 'Something went wrong\n');
+    });
+  });
+}
