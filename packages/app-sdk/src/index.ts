@@ -1,4 +1,4 @@
-// @svc/app-sdk: what an app built on the store platform needs (issue 14; in progress).
+// @svc/app-sdk: what an app built on the store platform needs (issue 14).
 export { signBody, verifyBodySignature, SIGNATURE_HEADER } from './signatures.js';
 export { verifyMessage, type VerifiedMessage, type Refusal } from './webhooks.js';
 export { verifyRateRequest, rateReply, type RateRequest, type RateOffer, type RateItem, type RateAddress } from './rates.js';
@@ -8,3 +8,20 @@ export {
   type Handoff, type Tokens, type TokenStore, type AppCredentials,
 } from './install.js';
 export * from './functions.js';
+export {
+  createAppClient, nextLink, ApiError,
+  type AppClient, type AppClientOptions, type RetryOptions, type RateLimitState, type Page, type ItemOf, type OkBody, type paths,
+} from './client.js';
+export {
+  parseWebhook, isTopic, SUBSCRIPTION_TOPICS, GDPR_TOPICS, OTHER_TOPICS,
+  type WebhookMessage, type WebhookRefusal, type DeliveryFields, type TopicPayloads, type KnownTopic, type OtherTopic, type SubscriptionTopic, type GdprTopic,
+  type RestOrder, type OrderCreatePayload, type SubscriptionPayload, type CustomersDataRequestPayload, type CustomersRedactPayload, type ShopRedactPayload,
+} from './payloads.js';
+export {
+  readWebRequest, readNodeRequest, receiveWebRequest, receiveNodeRequest, rateResponse, sendRates, refusalResponse, sendRefusal, refusalStatus,
+  BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, type RawRequest, type ReceiveRefusal,
+} from './adapters.js';
+export { acknowledgeGdprRequest, completeGdprRequest, type GdprRequest } from './gdpr.js';
+export {
+  expectFunction, checkFunction, runFixtures, assertFixtures, jsonDifferences, FixtureMismatchError, type FunctionFixture, type FixtureOutcome,
+} from './fixtures.js';

@@ -1,0 +1,152 @@
+// Framework-neutral receiving: the raw body and headers from a Web `Request` (fetch-style servers,
+// edge runtimes) or from Node's `IncomingMessage` (node:http, Express, Fastify's `request.raw`),
+// read with a size bound; verified and parsed (`parseWebhook`); and the answers: a rate reply in the
+// C15.3 shape (200, JSON) or a refusal (401 for a missing or bad signature, as app-api.md Signature
+// asks; 400 for a body that is not JSON or of an unknown topic; 413 for one too large), as a Web
+// `Response` or written to a Node `ServerResponse`.
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { parseWebhook, type WebhookMessage, type WebhookRefusal } from './payloads.js';
+import { rateReply, type RateOffer } from './rates.js';
+
+/** The default bound on a body (1 MiB): webhook and rate-request bodies are far smaller. */
+export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+
+export class BodyTooLargeError extends Error {
+  readonly status = 413;
+  constructor(readonly maxBytes: number) {
+    super(`request body larger than ${maxBytes} bytes`);
+  }
+}
+
+export interface RawRequest<H> {
+  rawBody: Uint8Array;
+  headers: H;
+}
+
+function declaredTooLarge(contentLength: string | null | undefined, maxBytes: number): boolean {
+  return contentLength != null && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes;
+}
+
+/** The raw bytes and headers of a Web `Request`; more than `maxBytes` -> `BodyTooLargeError`. */
+export async function readWebRequest(request: Request, options: { maxBytes?: number } = {}): Promise<RawRequest<Headers>> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (declaredTooLarge(request.headers.get('content-length'), maxBytes)) throw new BodyTooLargeError(maxBytes);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        throw new BodyTooLargeError(maxBytes);
+      }
+      chunks.push(value);
+    }
+  }
+  return { rawBody: Buffer.concat(chunks), headers: request.headers };
+}
+
+/**
+ * The raw bytes and headers of a Node request; more than `maxBytes` -> `BodyTooLargeError` (the
+ * rest of the body is not read). Give it the request before anything else consumed its stream.
+ */
+export function readNodeRequest(req: IncomingMessage, options: { maxBytes?: number } = {}): Promise<RawRequest<IncomingHttpHeaders>> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
+  return new Promise((resolve, reject) => {
+    if (declaredTooLarge(req.headers['content-length'], maxBytes)) return reject(new BodyTooLargeError(maxBytes));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        req.pause();
+        reject(new BodyTooLargeError(maxBytes));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ rawBody: Buffer.concat(chunks), headers: req.headers });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+export type ReceiveRefusal = WebhookRefusal | { ok: false; reason: 'body too large' };
+
+/** Reads, verifies and parses a webhook or rate request arriving as a Web `Request`. */
+export async function receiveWebRequest(request: Request, options: { secret: string; maxBytes?: number }): Promise<WebhookMessage | ReceiveRefusal> {
+  try {
+    return parseWebhook({ ...(await readWebRequest(request, options)), secret: options.secret });
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return { ok: false, reason: 'body too large' };
+    throw err;
+  }
+}
+
+/** Reads, verifies and parses a webhook or rate request arriving at a Node server. */
+export async function receiveNodeRequest(req: IncomingMessage, options: { secret: string; maxBytes?: number }): Promise<WebhookMessage | ReceiveRefusal> {
+  try {
+    return parseWebhook({ ...(await readNodeRequest(req, options)), secret: options.secret });
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return { ok: false, reason: 'body too large' };
+    throw err;
+  }
+}
+
+/** The status a refusal is answered with. */
+export function refusalStatus(refusal: ReceiveRefusal): number {
+  switch (refusal.reason) {
+    case 'missing signature':
+    case 'bad signature':
+      return 401;
+    case 'body too large':
+      return 413;
+    default:
+      return 400;
+  }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A rate request's answer (C15.3): 200, `{ rates: [...] }`. */
+export function rateResponse(rates: readonly RateOffer[]): Response {
+  return new Response(rateReply(rates), { status: 200, headers: { 'content-type': JSON_TYPE } });
+}
+
+/** Writes a rate request's answer (C15.3) to a Node response. */
+export function sendRates(res: ServerResponse, rates: readonly RateOffer[]): void {
+  const body = rateReply(rates);
+  res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** A refusal as a Web `Response` (`{ error }`). */
+export function refusalResponse(refusal: ReceiveRefusal): Response {
+  return new Response(JSON.stringify({ error: refusal.reason }), { status: refusalStatus(refusal), headers: { 'content-type': JSON_TYPE } });
+}
+
+/** Writes a refusal to a Node response (`{ error }`). */
+export function sendRefusal(res: ServerResponse, refusal: ReceiveRefusal): void {
+  const body = JSON.stringify({ error: refusal.reason });
+  const status = refusalStatus(refusal);
+  // A body cut short at the bound leaves unread bytes on the connection: close it.
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...(status === 413 ? { connection: 'close' } : {}) });
+  res.end(body);
+}
