@@ -56,6 +56,10 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
       ({ stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
         cwd: ROOT, timeout: 120_000, env: { ...process.env, PORT: String(appPort), TOKENS_FILE: tokens },
       }));
+    } catch (err) {
+      // What the blocks printed before one failed: which block, and what it got back.
+      console.error(`README blocks' output before the failure:\n${(err as { stdout?: string }).stdout ?? ''}`);
+      throw err;
     } finally {
       for (const pid of processes((p) => commandOf(p.pid).includes('examples/shipping-app/src/main.ts'))) process.kill(pid, 'SIGKILL');
       rmSync(join(ROOT, 'shipping-app.log'), { force: true });
