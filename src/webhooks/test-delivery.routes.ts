@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { envelopeOf, Id } from '../http/schemas.js';
 import { envelope } from '../http/shapes.js';
 import { typed } from '../http/typed.js';
+import { SAMPLE_SHOP_DOMAIN } from './samples.js';
 import { sendTestDelivery, TEST_DELIVERIES_PER_MINUTE, TestDeliveryBody, TestDeliveryResultSchema } from './test-delivery.js';
 
 export async function testDeliveryRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
@@ -23,7 +24,7 @@ export async function testDeliveryRoutes(instance: FastifyInstance, { deps }: { 
       tags: ['webhooks'],
       summary: "Send a topic's signed sample payload to an address now, once, and answer its outcome (issue 14)",
       description: 'The sample has the shape of real deliveries of the topic, with plainly fake values; it is signed with the app\'s client secret, '
-        + 'carries the usual X-SVC-* headers (X-SVC-Shop-Domain `webhook-test--example`, a reserved sample domain) and is recorded in the '
+        + `carries the usual X-SVC-* headers (X-SVC-Shop-Domain \`${SAMPLE_SHOP_DOMAIN}\`, a reserved sample domain) and is recorded in the `
         + 'delivery log with source `test`. One attempt, no automatic retries: the answer is 200 whatever the address answered.',
       params: Type.Object({ appId: Id('the app id') }),
       body: TestDeliveryBody,
