@@ -49,6 +49,7 @@ import { checkoutRoutes } from './checkout/checkouts.routes.js';
 import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
+import { testDeliveryRoutes } from './webhooks/test-delivery.routes.js';
 import { functionAdminRoutes } from './functions/functions.routes.js';
 import { functionRunRoutes } from './functions/function-runs.routes.js';
 import { emailLogRoutes } from './mail/emails.routes.js';
@@ -194,6 +195,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await dev.register(appRoutes, { deps });
       await dev.register(developerBillingRoutes, { deps });
       await dev.register(deliveryLogRoutes, { deps });
+      await dev.register(testDeliveryRoutes, { deps });
       await dev.register(functionRunRoutes, { deps });
     }),
   );

@@ -1,7 +1,7 @@
 // Address safety (C8.9; issue 10 item 5), swept: every form of fixtures/addresses.ts, as an IP
 // literal and as a name whose DNS answer is that address, is refused at each of the places an
 // address is accepted (app URLs, redirect URLs, GDPR URLs and manifest webhooks of C3.1/C3.2, API
-// subscriptions of C6.4, store webhooks of C6.5), and a delivery to it is not sent and fails with
+// subscriptions of C6.4, store webhooks of C6.5, test deliveries of issue 14), and a delivery to it is not sent and fails with
 // `blocked_address`, whatever the delivery's source (subscription, manifest, store, GDPR).
 //
 // DNS is replaced for names under `.rebind.test` (see the mock below): such a name answers the
@@ -169,6 +169,21 @@ describe('C8.9 at registration: every form is refused at every place an address 
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.filter((r) => !r.address.startsWith(PUBLIC_URL))).toEqual([]);
   });
+
+  // Not a place an address is saved, so not in PLACES (an accepted public address would be sent to).
+  it('test deliveries (issue 14): refused with 422 before anything is sent or recorded', async () => {
+    const refused = { status: 422, state: 'error', message: `address ${REFUSED}`, data: null, count: null, pagination: null };
+    const wrong: string[] = [];
+    for (const { host, what } of FORMS) {
+      const res: Res = await strict.req('POST', `/apps/developer/${s.app.appId}/webhooks/test`, {
+        token: s.partner.token, body: { topic: 'orders/create', address: privateUrl(host) },
+      });
+      if (res.statusCode !== 422 || JSON.stringify(res.json()) !== JSON.stringify(refused)) wrong.push(`${host} (${what}): ${res.statusCode} ${JSON.stringify(res.json())}`);
+    }
+    expect(wrong).toEqual([]);
+    const { rows } = await strict.db.query(`SELECT 1 FROM webhook_deliveries WHERE app_id = $1 AND source = 'test'`, [s.app.appId]);
+    expect(rows).toEqual([]);
+  }, 60_000);
 
   it.each(PLACES.map((p) => [p.place, p] as const))('%s: public addresses, literal or resolved, are accepted', async (place, { save, ok }) => {
     const wrong: string[] = [];

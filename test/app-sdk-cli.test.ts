@@ -1,12 +1,16 @@
 // svc-app, the SDK's command line (issue 14, in progress): a function run locally with the
-// platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked.
-// Run as a real process where it reads files; `main` in-process against a listening platform.
+// platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked,
+// a test delivery triggered on the real platform. Run as a real process where it reads files or
+// triggers a delivery; `main` in-process against a listening platform.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
+import { listenOnLoopback, type Harness } from './helpers/harness.js';
+import { createWebhookHarness } from './fixtures/webhook-harness.js';
+import { startReceiver } from './fixtures/webhook-receiver.js';
+import { verifyMessage } from '../packages/app-sdk/src/webhooks.js';
 import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
@@ -25,7 +29,8 @@ const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', CLI, .
 let h: Harness;
 let base: string;
 beforeAll(async () => {
-  h = await createHarness();
+  // A database of its own on PostgreSQL: another file's delivery run must not take this file's test delivery.
+  h = await createWebhookHarness();
   base = await listenOnLoopback(h);
 });
 afterAll(() => h?.close());
@@ -80,4 +85,37 @@ describe('svc-app', () => {
     expect(code).toBe(0);
     expect(JSON.parse(lines.join('\n'))).toMatchObject({ status: 'success', output: { operations: [{ validationAdd: { errors: [{ message: 'n is 2', target: 'cart' }] } }] } });
   });
+  it('webhook trigger: the platform sends the signed sample; exit 0 on a 2xx, 1 on a failure or a refusal, 2 on usage', async () => {
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token);
+    const rx = await startReceiver((req) => (req.path === '/fail' ? { status: 500 } : { status: 200, body: 'ok' }));
+    try {
+      const args = (topic: string, address: string) => ['webhook', 'trigger', '--base', base, '--token', partner.token, '--app', app.appId, '--topic', topic, '--address', address];
+      const ok = await cli(args('orders/create', `${rx.url}/hooks`));
+      expect(ok.code).toBe(0);
+      const printed = JSON.parse(ok.stdout);
+      expect(printed).toEqual({
+        deliveryId: expect.any(String), webhookId: expect.any(String), success: true, status: 'success', responseStatus: 200,
+        durationMs: expect.any(Number), error: null,
+      });
+      expect(rx.received).toHaveLength(1);
+      expect(rx.received[0].headers['x-svc-webhook-id']).toBe(printed.webhookId);
+      expect(verifyMessage({ rawBody: rx.received[0].raw, headers: rx.received[0].headers, secret: app.clientSecret })).toMatchObject({ ok: true, topic: 'orders/create' });
+
+      const failed = await cli(args('customers/redact', `${rx.url}/fail`));
+      expect(failed.code).toBe(1);
+      expect(JSON.parse(failed.stdout)).toMatchObject({ success: false, status: 'failed', responseStatus: 500 });
+
+      const refused = await cli(args('orders/nope', `${rx.url}/hooks`));
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ status: 422, state: 'error', message: 'topic is not a topic the platform delivers' });
+
+      const usage = await cli(['webhook', 'trigger', '--base', base, '--app', app.appId]);
+      expect(usage.code).toBe(2);
+      expect(usage.stdout).toContain('missing --token, --topic, --address');
+      expect(rx.received).toHaveLength(2);
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
 });

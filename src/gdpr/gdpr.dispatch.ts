@@ -1,6 +1,7 @@
 // Sending a request's webhooks after the merchant's response (C9.1) and moving it to `dispatched`
 // once they were sent, whatever their HTTP results. Nothing here holds a transaction across I/O:
-// the deliveries were committed with the request; sending is the webhook engine's `sendNow`.
+// the deliveries were committed with the request; sending is the webhook engine's `sendNow`
+// (src/webhooks/send-now.ts).
 //
 // A worker process's delivery loop may pick some of them up first (it hears the same NOTIFY):
 // those are waited for, as they are being sent. If this process dies before the request is marked,
@@ -9,21 +10,12 @@
 import type { Deps } from '../deps.js';
 import { appStatesOf, findRequest } from './gdpr.repo.js';
 import { settleRequest } from './gdpr.state.js';
+import { sendAll } from '../webhooks/send-now.js';
 
 /** How long to wait for deliveries another worker took (its lease is 20 s). */
 const FOREIGN_WAIT_MS = 30_000;
-const FOREIGN_POLL_MS = 200;
 /** A request still `pending` this long after it was made lost its dispatcher. */
 const RECOVERY_AFTER_MS = 120_000;
-
-async function openDeliveries(deps: Deps, ids: string[]): Promise<string[]> {
-  if (!ids.length) return [];
-  const { rows } = await deps.db.query<{ id: string }>(
-    `SELECT id FROM webhook_deliveries WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND status IN ('pending', 'retrying')`,
-    [JSON.stringify(ids)],
-  );
-  return rows.map((r) => r.id);
-}
 
 /** `pending` -> `dispatched` (once), then whatever the apps' states already imply. */
 export async function markDispatched(deps: Deps, requestId: string): Promise<void> {
@@ -36,22 +28,6 @@ export async function markDispatched(deps: Deps, requestId: string): Promise<voi
     const apps = (await appStatesOf(tx, [requestId])).get(requestId) ?? [];
     await settleRequest(tx, { ...req, status, dispatched_at: req.dispatched_at ?? now }, apps, now);
   });
-}
-
-/** Send now what is still unsent, wait for what another worker is sending; true when all were sent. */
-async function sendAll(deps: Deps, deliveryIds: string[], waitMs: number): Promise<boolean> {
-  const outcomes = await deps.webhooks.sendNow(deliveryIds);
-  const done = new Set(outcomes.map((o) => o.deliveryId));
-  let open = await openDeliveries(deps, deliveryIds.filter((id) => !done.has(id)));
-  const until = Date.now() + waitMs;
-  while (open.length && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, FOREIGN_POLL_MS));
-    // Not due (a clock moved back) or released by a worker that had no slot: take them now.
-    const more = await deps.webhooks.sendNow(open);
-    for (const o of more) done.add(o.deliveryId);
-    open = await openDeliveries(deps, open.filter((id) => !done.has(id)));
-  }
-  return open.length === 0;
 }
 
 /** Background dispatches of one service instance, so that a test or a shutdown can wait for them. */

@@ -50,14 +50,14 @@ function optionalText(name: string, value: unknown, max = 320): string | null {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-interface Customer {
+export interface GdprCustomer {
   id: string | null;
   email: string | null;
   phone: string | null;
 }
 
 /** The customer of a request: by id (which must be the store's), else by email when one matches. */
-async function resolveCustomer(q: Queryable, storeId: string, id: string | null, email: string | null, phone: string | null): Promise<Customer> {
+async function resolveCustomer(q: Queryable, storeId: string, id: string | null, email: string | null, phone: string | null): Promise<GdprCustomer> {
   if (id !== null) {
     const { rows } = isUuid(id)
       ? await q.query<{ id: string; email: string; phone: string | null }>('SELECT id, email, phone FROM customers WHERE id = $1 AND store_id = $2', [id, storeId])
@@ -74,8 +74,24 @@ async function resolveCustomer(q: Queryable, storeId: string, id: string | null,
   return { id: null, email: null, phone };
 }
 
+/**
+ * app-api.md GDPR webhooks: the body of each topic exactly (C2.5: shop_domain is the slug). Also
+ * the test delivery's sample (src/webhooks/samples.ts).
+ */
+export function gdprPayload(
+  type: GdprRequestType,
+  r: { storeId: string; shopDomain: string; requestId: string; customer: GdprCustomer; ordersRequested: boolean; orderIds: string[] },
+) {
+  const shop = { shop_id: r.storeId, shop_domain: r.shopDomain };
+  if (type === 'data_request') {
+    return { ...shop, customer: { id: r.customer.id, email: r.customer.email, phone: r.customer.phone }, orders_requested: r.ordersRequested, data_request: { id: r.requestId } };
+  }
+  if (type === 'customer_redact') return { ...shop, customer: { id: r.customer.id, email: r.customer.email }, orders_to_redact: r.orderIds };
+  return shop;
+}
+
 /** The customer's orders: linked to the customer, or unlinked with the customer's email. */
-async function customerOrderIds(q: Queryable, storeId: string, c: Customer): Promise<string[]> {
+async function customerOrderIds(q: Queryable, storeId: string, c: GdprCustomer): Promise<string[]> {
   if (!c.id && !c.email) return [];
   const { rows } = await q.query<{ id: string }>(
     `SELECT id FROM orders WHERE store_id = $1
@@ -121,15 +137,7 @@ export async function createGdprRequest(
     const customer = type === 'shop_redact' ? { id: null, email: null, phone: null } : await resolveCustomer(tx, storeId, customerId, customerEmail, customerPhone);
     const orderIds = type === 'customer_redact' ? await customerOrderIds(tx, storeId, customer) : [];
 
-    // app-api.md GDPR webhooks, the body of each topic exactly (C2.5: shop_domain is the slug).
-    const shop = { shop_id: storeId, shop_domain: shopDomain };
-    const body =
-      type === 'data_request'
-        ? { ...shop, customer: { id: customer.id, email: customer.email, phone: customer.phone }, orders_requested: ordersRequested, data_request: { id: requestId } }
-        : type === 'customer_redact'
-          ? { ...shop, customer: { id: customer.id, email: customer.email }, orders_to_redact: orderIds }
-          : shop;
-    const payload = JSON.stringify(body);
+    const payload = JSON.stringify(gdprPayload(type, { storeId, shopDomain, requestId, customer, ordersRequested, orderIds }));
     const metadata: GdprMetadata = type === 'data_request' ? { ordersRequested } : type === 'customer_redact' ? { ordersToRedact: orderIds.length } : {};
 
     const { rows: apps } = await tx.query<GdprApp & { installation_id: string }>(

@@ -10,10 +10,47 @@ import { uuidv7 } from '../ids.js';
 import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { readRefundOrCancel } from './order-input.js';
-import { lineItemView, merchantOrderRecord } from './order-view.js';
+import { lineItemView, merchantOrderRecord, type OrderRow } from './order-view.js';
 import { findOrderAnyStore, insertRefund, insertTransaction, recordChange, setOrder } from './orders.repo.js';
 import { emitOrderEvents, lockForChange, paidAmount, type Actor } from './orders.service.js';
 import { restockOrder } from './stock.js';
+
+/** One line of a refund: how much of an order's line item it gives back. */
+export interface RefundLine {
+  id: string;
+  line_item_id: string;
+  quantity: number;
+  restock_type: 'return' | 'cancel' | 'no_restock';
+  subtotal_minor: number;
+}
+
+/**
+ * The `refunds/create` body (Payload conventions): snake_case with refund_line_items[] and
+ * transactions[]; `lines` follow the order's line items, one for one. Also the test delivery's
+ * sample (src/webhooks/samples.ts).
+ */
+export function refundPayload(
+  order: Pick<OrderRow, 'id' | 'currency' | 'payment_method' | 'line_items'>,
+  refund: { id: string; transactionId: string; amountMinor: number; reason: string | null; restock: boolean; lines: RefundLine[]; at: Date },
+) {
+  const iso = refund.at.toISOString();
+  return {
+    id: refund.id,
+    order_id: order.id,
+    created_at: iso,
+    processed_at: iso,
+    note: refund.reason,
+    restock: refund.restock,
+    refund_line_items: refund.lines.map((r, i) => ({
+      id: r.id, line_item_id: r.line_item_id, quantity: r.quantity, restock_type: r.restock_type,
+      subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i]),
+    })),
+    transactions: [{
+      id: refund.transactionId, order_id: order.id, amount: formatMinor(refund.amountMinor), kind: 'refund', status: 'success', gateway: order.payment_method,
+      currency: order.currency, created_at: iso,
+    }],
+  };
+}
 
 /**
  * A full refund gives back everything paid and not yet refunded; the order's `financial_status`
@@ -34,7 +71,7 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
     await insertTransaction(tx, { id: transactionId, orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method, amountMinor: amount, now });
 
     const refundId = uuidv7(now.getTime());
-    const refundLines = order.line_items.map((l) => ({
+    const refundLines: RefundLine[] = order.line_items.map((l) => ({
       id: uuidv7(now.getTime()),
       line_item_id: l.id,
       quantity: l.quantity,
@@ -59,27 +96,12 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
       staffId: null, changes: { amount: formatMinor(amount), restock: input.restock, reason: input.reason }, now,
     });
 
-    // Refund body: snake_case with refund_line_items[] and transactions[] (Payload conventions).
-    const iso = now.toISOString();
     await emit(tx, {
       storeId: order.store_id,
       topic: 'refunds/create',
-      payload: {
-        id: refundId,
-        order_id: order.id,
-        created_at: iso,
-        processed_at: iso,
-        note: input.reason,
-        restock: input.restock,
-        refund_line_items: refundLines.map((r, i) => ({
-          id: r.id, line_item_id: r.line_item_id, quantity: r.quantity, restock_type: r.restock_type,
-          subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i]),
-        })),
-        transactions: [{
-          id: transactionId, order_id: order.id, amount: formatMinor(amount), kind: 'refund', status: 'success', gateway: order.payment_method,
-          currency: order.currency, created_at: iso,
-        }],
-      },
+      payload: refundPayload(order, {
+        id: refundId, transactionId, amountMinor: amount, reason: input.reason, restock: input.restock, lines: refundLines, at: now,
+      }),
       now,
     });
     // A point-of-sale refund emits refunds/create alone (app-api.md Events table); consumers

@@ -23,8 +23,11 @@ interface KnownSubscription {
   cancelled_at: Date | null;
 }
 
-/** app-api.md Subscription payload, each fact from this event or else from earlier ones. */
-function subscriptionPayload(f: SubscriptionFacts, storeId: string, known: KnownSubscription | undefined) {
+/**
+ * app-api.md Subscription payload, each fact from this event or else from earlier ones. Also the
+ * test delivery's sample (src/webhooks/samples.ts).
+ */
+export function subscriptionPayload(f: SubscriptionFacts, storeId: string, known: KnownSubscription | undefined) {
   return {
     orderId: f.orderId ?? known?.order_id ?? '',
     invoiceId: f.invoiceId ?? known?.invoice_number ?? '',

@@ -35,12 +35,13 @@ export function asyncCommit(db: Db): string {
 /** NOTIFY channel: deliveries were created or made due now (redeliver). */
 export const DELIVERY_CHANNEL = 'svc_webhook_deliveries';
 
-export type DeliverySource = 'subscription' | 'manifest' | 'gdpr' | 'store';
+export type DeliverySource = 'subscription' | 'manifest' | 'gdpr' | 'store' | 'test';
 
 export interface NewDelivery {
   source: DeliverySource;
   appId: string | null;
-  storeId: string;
+  /** Null only for a test delivery (source `test`, which names its sample shop in `shopDomain`). */
+  storeId: string | null;
   topic: string;
   address: string;
   body: string | object;
@@ -88,7 +89,7 @@ export function targetHost(address: string): string {
 
 export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now: Date): Promise<CreatedDelivery[]> {
   if (!specs.length) return [];
-  const missing = [...new Set(specs.filter((s) => s.shopDomain === undefined).map((s) => s.storeId))];
+  const missing = [...new Set(specs.filter((s) => s.shopDomain === undefined && s.storeId !== null).map((s) => s.storeId!))];
   const slugs = new Map<string, string>();
   if (missing.length) {
     const { rows } = await tx.query<{ id: string; slug: string }>('SELECT id, slug FROM stores WHERE id = ANY($1::uuid[])', [missing]);
@@ -98,7 +99,7 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
     const body = typeof s.body === 'string' ? s.body : JSON.stringify(s.body);
     const webhookId = randomUUID();
     const headers: Record<string, string> = {
-      ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? slugs.get(s.storeId) ?? ''),
+      ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? (s.storeId === null ? undefined : slugs.get(s.storeId)) ?? ''),
       'X-SVC-Webhook-Id': webhookId,
       ...s.extraHeaders,
     };

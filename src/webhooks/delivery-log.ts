@@ -1,5 +1,6 @@
 // The developer's delivery log (C8.5) and stats (C8.6): an app's deliveries (API subscriptions,
-// manifest webhooks and GDPR webhooks) with request and response bodies and attempt history.
+// manifest webhooks, GDPR webhooks and the developer's own test deliveries) with request and
+// response bodies and attempt history.
 import { Type, type Static } from 'typebox';
 import type { Queryable } from '../db/db.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
@@ -9,14 +10,14 @@ import { DELIVERY_CHANNEL, type DeliverySource } from './deliveries.repo.js';
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'success', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-const DELIVERY_SOURCES = ['subscription', 'manifest', 'gdpr', 'store'] as const satisfies readonly DeliverySource[];
+const DELIVERY_SOURCES = ['subscription', 'manifest', 'gdpr', 'store', 'test'] as const satisfies readonly DeliverySource[];
 
 interface DeliveryRow {
   id: string;
   webhook_id: string;
   source: DeliverySource;
   topic: string;
-  store_id: string;
+  store_id: string | null;
   address: string;
   status: DeliveryStatus;
   attempt_count: number;
@@ -43,9 +44,11 @@ interface AttemptRow {
 export const DeliverySchema = Type.Object({
   deliveryId: Id(),
   webhookId: Id('X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10)'),
-  source: StringEnum(DELIVERY_SOURCES, { description: 'an API subscription, the app manifest, a GDPR request, or a store webhook' }),
+  source: StringEnum(DELIVERY_SOURCES, {
+    description: 'an API subscription, the app manifest, a GDPR request, a store webhook, or a test delivery the developer asked for (POST .../webhooks/test)',
+  }),
   topic: Type.String(),
-  storeId: Id(),
+  storeId: nullable(Id('the store the delivery is about; null for a test delivery, which concerns no store')),
   address: Type.String(),
   status: StringEnum(DELIVERY_STATUSES),
   attemptCount: Type.Integer(),

@@ -1,5 +1,5 @@
 // The webhook engine of one process: fan-out, claiming, sending and recording (C8), shared by the
-// worker loop (role worker/all), the C12.2 job and `sendNow` (GDPR).
+// worker loop (role worker/all), the C12.2 job and `sendNow` (GDPR, test deliveries: send-now.ts).
 //
 // Worker loop: LISTEN on the outbox and delivery channels wakes it; a poll (scheduleWorkers) covers
 // missed wake-ups and retries coming due. Each wake-up fans out pending events, then claims as many
@@ -91,7 +91,7 @@ export class WebhookEngine {
     }
   }
 
-  /** Attempt these deliveries now (GDPR); those another worker holds or that are not due are skipped. */
+  /** Attempt these deliveries now (GDPR, test deliveries); those another worker holds or that are not due are skipped. */
   async sendNow(deliveryIds: string[]): Promise<AttemptOutcome[]> {
     if (!deliveryIds.length) return [];
     const rows = await this.claim(deliveryIds.length, deliveryIds);

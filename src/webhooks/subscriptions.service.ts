@@ -33,7 +33,8 @@ export const SubscriptionBody = Type.Object({
   })),
 });
 
-async function checkAddress(deps: Deps, address: unknown): Promise<string> {
+/** C8.9 when an address is saved (or a test delivery asked for): 422 with the reason, else the normalised URL. */
+export async function checkAddress(deps: Pick<Deps, 'config'>, address: unknown): Promise<string> {
   const check = await checkTargetUrl(address, deps.config.allowPrivateWebhooks);
   if (!check.ok) throw unprocessable(`address ${check.reason}`, { address: [check.reason] });
   return check.url.toString();

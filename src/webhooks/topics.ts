@@ -13,7 +13,10 @@ export type EventTopic = (typeof EVENT_TOPICS)[number];
 export type GdprTopic = (typeof GDPR_TOPICS)[number];
 export type Topic = EventTopic | GdprTopic;
 
-const ALL = new Set<string>([...EVENT_TOPICS, ...GDPR_TOPICS]);
+/** Every topic the platform delivers (test deliveries take any of them, issue 14). */
+export const TOPICS: readonly Topic[] = [...EVENT_TOPICS, ...GDPR_TOPICS];
+
+const ALL = new Set<string>(TOPICS);
 export const isSubscribableTopic = (t: unknown): t is Topic => typeof t === 'string' && ALL.has(t);
 
 /**

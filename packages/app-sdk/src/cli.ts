@@ -9,6 +9,10 @@
 //   svc-app webhook verify --secret <client secret> --request <file>
 //       Checks a saved request (JSON: { "headers": {...}, "body": "<the raw body>" }): exit code 0
 //       and the verified message when the signature holds, 1 and the reason when it does not.
+//   svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>
+//       Has the platform send the topic's signed sample payload to the address, once
+//       (POST /apps/developer/{appId}/webhooks/test) and prints the outcome: exit code 0 when the
+//       address answered 2xx, 1 when it did not or the platform refused (its error is printed).
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +23,8 @@ import { verifyMessage } from './webhooks.js';
 const USAGE = `usage:
   svc-app function run --target <target> --expression <file> --input <file> [--configuration <file>]
   svc-app function replay --base <url> --token <developer JWT> --app <appId> --handle <handle> --run <runId> [--expression <file>]
-  svc-app webhook verify --secret <client secret> --request <file>`;
+  svc-app webhook verify --secret <client secret> --request <file>
+  svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>`;
 
 const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8'));
 
@@ -34,7 +39,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
   const [area, command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request'].map((o) => [o, { type: 'string' as const }])),
+    options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address'].map((o) => [o, { type: 'string' as const }])),
   });
   try {
     if (area === 'function' && command === 'run') {
@@ -67,6 +72,19 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
       const verdict = verifyMessage({ rawBody: String(saved.body ?? ''), headers, secret: values.secret! });
       out(JSON.stringify(verdict, null, 2));
       return verdict.ok ? 0 : 1;
+    }
+    if (area === 'webhook' && command === 'trigger') {
+      need(values, 'base', 'token', 'app', 'topic', 'address');
+      const res = await fetch(`${values.base!.replace(/\/+$/, '')}/apps/developer/${values.app}/webhooks/test`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${values.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ topic: values.topic, address: values.address }),
+      });
+      const json = (await res.json()) as { data?: { delivery: { deliveryId: string; webhookId: string }; outcome: { success: boolean } } };
+      const data = json.data;
+      // The outcome with the ids to find the delivery in the log by; a refusal as the platform sent it.
+      out(JSON.stringify(data ? { deliveryId: data.delivery.deliveryId, webhookId: data.delivery.webhookId, ...data.outcome } : json, null, 2));
+      return res.status === 200 && data?.outcome.success ? 0 : 1;
     }
     throw new UsageError(`unknown command: ${[area, command].filter(Boolean).join(' ') || '(none)'}`);
   } catch (err) {

@@ -1220,6 +1220,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps/developer/{appId}/webhooks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a topic's signed sample payload to an address now, once, and answer its outcome (issue 14)
+         * @description The sample has the shape of real deliveries of the topic, with plainly fake values; it is signed with the app's client secret, carries the usual X-SVC-* headers (X-SVC-Shop-Domain `webhook-test--example`, a reserved sample domain) and is recorded in the delivery log with source `test`. One attempt, no automatic retries: the answer is 200 whatever the address answered.
+         *
+         *     Credential: developer JWT, roles MERCHANT, PARTNER.
+         */
+        post: operations["postAppsDeveloperByAppIdWebhooksTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apps/developer/{appId}/functions/{handle}/logs": {
         parameters: {
             query?: never;
@@ -9552,13 +9574,13 @@ export interface operations {
                                 /** @description X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10) */
                                 webhookId: string;
                                 /**
-                                 * @description an API subscription, the app manifest, a GDPR request, or a store webhook
+                                 * @description an API subscription, the app manifest, a GDPR request, a store webhook, or a test delivery the developer asked for (POST .../webhooks/test)
                                  * @enum {string}
                                  */
-                                source: "subscription" | "manifest" | "gdpr" | "store";
+                                source: "subscription" | "manifest" | "gdpr" | "store" | "test";
                                 topic: string;
-                                /** @description id (UUID) */
-                                storeId: string;
+                                /** @description the store the delivery is about; null for a test delivery, which concerns no store */
+                                storeId: string | null;
                                 address: string;
                                 /** @enum {string} */
                                 status: "pending" | "retrying" | "success" | "failed";
@@ -9741,13 +9763,13 @@ export interface operations {
                                 /** @description X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10) */
                                 webhookId: string;
                                 /**
-                                 * @description an API subscription, the app manifest, a GDPR request, or a store webhook
+                                 * @description an API subscription, the app manifest, a GDPR request, a store webhook, or a test delivery the developer asked for (POST .../webhooks/test)
                                  * @enum {string}
                                  */
-                                source: "subscription" | "manifest" | "gdpr" | "store";
+                                source: "subscription" | "manifest" | "gdpr" | "store" | "test";
                                 topic: string;
-                                /** @description id (UUID) */
-                                storeId: string;
+                                /** @description the store the delivery is about; null for a test delivery, which concerns no store */
+                                storeId: string | null;
                                 address: string;
                                 /** @enum {string} */
                                 status: "pending" | "retrying" | "success" | "failed";
@@ -9851,13 +9873,13 @@ export interface operations {
                                 /** @description X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10) */
                                 webhookId: string;
                                 /**
-                                 * @description an API subscription, the app manifest, a GDPR request, or a store webhook
+                                 * @description an API subscription, the app manifest, a GDPR request, a store webhook, or a test delivery the developer asked for (POST .../webhooks/test)
                                  * @enum {string}
                                  */
-                                source: "subscription" | "manifest" | "gdpr" | "store";
+                                source: "subscription" | "manifest" | "gdpr" | "store" | "test";
                                 topic: string;
-                                /** @description id (UUID) */
-                                storeId: string;
+                                /** @description the store the delivery is about; null for a test delivery, which concerns no store */
+                                storeId: string | null;
                                 address: string;
                                 /** @enum {string} */
                                 status: "pending" | "retrying" | "success" | "failed";
@@ -9938,6 +9960,165 @@ export interface operations {
             };
             /** @description The request body is over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+        };
+    };
+    postAppsDeveloperByAppIdWebhooksTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the app id */
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the topic whose sample is sent: one of orders/create, orders/updated, orders/paid, orders/cancelled, orders/fulfilled, orders/delete, refunds/create, products/create, products/update, products/delete, customers/create, customers/update, customers/delete, inventory_levels/update, fulfillments/create, fulfillments/update, subscriptions/create, subscriptions/renew, subscriptions/update, subscriptions/payment_failed, subscriptions/cancelled, customers/data_request, customers/redact, shop/redact (another -> 422) */
+                    topic: string;
+                    /** @description where to send it: an absolute https URL (http while private addresses are allowed), checked as subscription addresses are (C8.9; refused -> 422) */
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        state: "success";
+                        message: null;
+                        data: {
+                            delivery: {
+                                /** @description id (UUID) */
+                                deliveryId: string;
+                                /** @description X-SVC-Webhook-Id: the same on every attempt and redelivery (C14.10) */
+                                webhookId: string;
+                                /**
+                                 * @description an API subscription, the app manifest, a GDPR request, a store webhook, or a test delivery the developer asked for (POST .../webhooks/test)
+                                 * @enum {string}
+                                 */
+                                source: "subscription" | "manifest" | "gdpr" | "store" | "test";
+                                topic: string;
+                                /** @description the store the delivery is about; null for a test delivery, which concerns no store */
+                                storeId: string | null;
+                                address: string;
+                                /** @enum {string} */
+                                status: "pending" | "retrying" | "success" | "failed";
+                                attemptCount: number;
+                                /** @description when the next attempt is due; null once the delivery has finished */
+                                nextAttemptAt: string | null;
+                                /** @description the headers sent, X-SVC-Delivery-Attempt of the latest attempt */
+                                requestHeaders: {
+                                    [key: string]: string;
+                                };
+                                /** @description the exact bytes sent; null once pruned (retention) */
+                                requestBody: string | null;
+                                responseStatus: number | null;
+                                responseBody: string | null;
+                                attempts: {
+                                    attempt: number;
+                                    /** @description ISO 8601 date-time */
+                                    startedAt: string;
+                                    durationMs: number;
+                                    responseStatus: number | null;
+                                    error: string | null;
+                                }[];
+                                /** @description ISO 8601 date-time */
+                                createdAt: string;
+                                /** @description ISO 8601 date-time */
+                                updatedAt: string;
+                            };
+                            outcome: {
+                                /** @description the address answered 2xx */
+                                success: boolean;
+                                /**
+                                 * @description `success` or `failed` once attempted (no retries); `pending` only if the attempt was still running when the wait ended
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "retrying" | "success" | "failed";
+                                /** @description the address's HTTP status; null when no response arrived */
+                                responseStatus: number | null;
+                                /** @description from sending to the response or the error */
+                                durationMs: number | null;
+                                /** @description `timeout`, `blocked_address`, `network_error: <code>`, ... when no 2xx came */
+                                error: string | null;
+                            };
+                        };
+                        count: null;
+                        pagination: null;
+                    };
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No credential, or one that is invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The role may not use this route, or the resource belongs to another account or store */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No such resource (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The request body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description A topic the platform does not deliver, or an address refused by the webhook address rules (C8.9) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description More than 60 test deliveries of this app in a minute (Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
