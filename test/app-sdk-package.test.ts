@@ -51,7 +51,7 @@ describe('npm pack of @svc/app-sdk', () => {
       include: ['app.ts'],
     }));
     writeFileSync(join(consumer, 'app.ts'), `
-import { verifyMessage, verifyRateRequest, rateReply, verifyHandoff, TokenKeeper, MemoryTokenStore, evaluateOnce, createAppClient, parseWebhook, type RateOffer, type RunResult } from '@svc/app-sdk';
+import { verifyMessage, verifyRateRequest, rateReply, verifyHandoff, TokenKeeper, MemoryTokenStore, evaluateOnce, createAppClient, parseWebhook, rateResponse, type RateOffer, type RunResult } from '@svc/app-sdk';
 const offer: RateOffer = { service_name: 'Ground', service_code: 'ground', total_price: 500, currency: 'EUR' };
 const body: string = rateReply([offer]);
 const verdict = verifyMessage({ rawBody: body, headers: new Headers(), secret: 's' });
@@ -61,15 +61,17 @@ if (rate.ok) { const n: number = rate.payload.rate.items.length; void n; }
 const handoff = verifyHandoff(new URLSearchParams('shop=x'), 's');
 const keeper = new TokenKeeper({ baseUrl: 'http://localhost', clientId: 'c', clientSecret: 's' }, new MemoryTokenStore());
 const result: RunResult = evaluateOnce({ target: 'cart.validations.generate.run', expression: '{"operations": []}', input: {}, configuration: {} });
-// The REST client is typed from the platform's OpenAPI document: paths, parameters and bodies.
-const client = createAppClient({ baseUrl: 'http://localhost:3000', tokenProvider: () => keeper.accessToken('demo-store') });
-async function firstTitle(): Promise<string | undefined> {
-  const { data } = await client.GET('/api/v1/products.json', { params: { query: { limit: 1 } } });
-  return data?.products[0]?.title;
+// The REST client, typed from the generated OpenAPI types; webhooks narrowed by topic.
+const client = createAppClient({ baseUrl: 'http://localhost', tokenProvider: () => keeper.accessToken('demo') });
+async function titles(): Promise<string[]> {
+  const { data } = await client.GET('/api/v1/products/{id}.json', { params: { path: { id: '1' } } });
+  const out: string[] = data ? [data.product.title] : [];
+  for await (const order of client.paginate('/api/v1/orders.json', { params: { query: { limit: 50 } } })) out.push(order.name);
+  return out;
 }
-const message = parseWebhook({ rawBody: '{}', headers: {}, secret: 's' });
-if (message.ok && message.topic === 'orders/create') { const source: string | null | undefined = message.payload.shipping_lines[0]?.source; void source; }
-export { reason, handoff, keeper, result, firstTitle };
+const message = parseWebhook({ rawBody: body, headers: {}, secret: 's' });
+const source: string | null | undefined = message.ok && message.topic === 'orders/create' ? message.payload.shipping_lines[0]?.source : undefined;
+export { reason, handoff, keeper, result, titles, source, rateResponse };
 `);
     const check = await run(process.execPath, [TSC, '-p', consumer], { cwd: consumer }).then(() => ({ code: 0, out: '' }), (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }));
     expect(check.out).toBe('');

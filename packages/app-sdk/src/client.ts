@@ -329,6 +329,10 @@ async function* walkPages(client: Client<paths>, path: string, init: any): Async
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A client for one installation: the rate-limit budget it keeps is the platform's per (app, store)
+ * pair, so make one client per store (with that store's token or token provider).
+ */
 export function createAppClient(options: AppClientOptions): AppClient {
   if (!options.accessToken && !options.tokenProvider) throw new Error('createAppClient: give accessToken or tokenProvider');
   const budget = new RateBudget(options.rateLimit?.marginMs ?? 50);
