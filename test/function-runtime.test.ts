@@ -259,9 +259,16 @@ describe('C11.4 the worker pool', () => {
       { target: VALIDATIONS, expression: '{"operations": []}', input: { s: 'x'.repeat(MAX_INPUT_BYTES) } },
       { target: DISCOUNTS, expression: '{"operations": [{"orderDiscountAdd": {"message": "m", "value": {"percentage": configuration.p}}}]}', input: {}, configuration: { p: 15 } },
     ];
-    const results = await Promise.all(cases.map((c) => runner.run(c)));
-    expect(results.map((r) => r.errorType)).toEqual([null, 'RuntimeError', 'InvalidOutputError', 'OutputTooLargeError', 'InputSizeLimitExceededError', null]);
-    expect(results.map(strip)).toEqual(cases.map((c) => strip(evaluateOnce(c))));
+    // A second's limit on both sides: what is compared is the result, and a loaded machine must not
+    // turn a 60 ms run into a TimeoutError on one side only (the 50 ms stop: the next test).
+    const patient = createFunctionRunner({ threads: 2, timeoutMs: 1000 });
+    try {
+      const results = await Promise.all(cases.map((c) => patient.run(c)));
+      expect(results.map((r) => r.errorType)).toEqual([null, 'RuntimeError', 'InvalidOutputError', 'OutputTooLargeError', 'InputSizeLimitExceededError', null]);
+      expect(results.map(strip)).toEqual(cases.map((c) => strip(evaluateOnce(c, { timeoutMs: 1000 }))));
+    } finally {
+      await patient.close();
+    }
   });
 
   it('stops a runaway expression at ~50 ms with TimeoutError, the event loop free throughout, and goes on serving', async () => {
