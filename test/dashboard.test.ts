@@ -222,7 +222,7 @@ describe('apps (C3)', () => {
     expect(api.statusCode).toBe(400);
     const words = api.json().message as string;
     expect(badUrl.html).toContain(`<p class="field-error" id="appUrl-error">${words}</p>`);
-    expect(badUrl.html).toMatch(/id="appUrl"[^>]*aria-invalid="true" aria-describedby="appUrl-error"/);
+    expect(badUrl.html).toMatch(/id="appUrl"[^>]*aria-invalid="true" aria-describedby="appUrl-hint appUrl-error"/);
     expect(badUrl.html).toContain(`value="${name}"`); // what was typed is kept
 
     const badFunction = await browser.submit('/dashboard/apps/new', '/dashboard/apps', {
