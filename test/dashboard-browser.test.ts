@@ -2,9 +2,10 @@
 // over real HTTP, with the pages' own content security policy in force (a CSP violation fails the
 // test) and axe-core run on every page visited (any violation fails the test). A developer signs in,
 // creates an app with a function and a webhook, sees its failed delivery and redelivers it, then
-// opens a function run and replays it with a new expression. Screenshots of each page are kept
+// opens a function run and replays it with a new expression; a merchant installs and uninstalls an
+// app, deactivates a function and files a GDPR request. Screenshots of each page are kept
 // under test-results/dashboard/ (gitignored; CI keeps them as artifacts).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +40,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     h = await createWebhookHarness();
     base = await listenOnLoopback(h);
     rx = await startReceiver((req) => ({ status: req.path === '/fail' ? 500 : 200, body: `answer for ${req.path}` }));
+    rmSync(SHOTS, { recursive: true, force: true }); // this run's pages only
     mkdirSync(SHOTS, { recursive: true });
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
@@ -171,5 +173,77 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.waitForURL(/\/dashboard\/login\?signed_out=1$/);
     await check('signed-out');
     expect(visited.length).toBeGreaterThanOrEqual(14);
+  }, 180_000);
+
+  it('a merchant installs and uninstalls an app, deactivates a function and files a GDPR request', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const created = await h.req('POST', '/apps/developer/apps', {
+      token: partner.token,
+      body: {
+        name: `Shop Helper ${unique()}`, appUrl: 'https://helper.example.com', scopes: ['read_products'],
+        extensions: { functions: [{ handle: 'hide', title: 'Hide slow options', target: 'cart.delivery-options.transform.run', expression: '{"operations": []}' }] },
+      },
+    });
+    const app = created.json().data.app;
+    await page.context().clearCookies();
+
+    await page.goto(`${base}/dashboard/login`);
+    await page.getByLabel('Email').fill(merchant.email);
+    await page.getByLabel('Password').fill('correct-horse');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/dashboard/apps`);
+    await page.getByRole('link', { name: 'Installed apps' }).click();
+    await page.waitForURL(`${base}/dashboard/store/apps`);
+    await check('store-apps-empty');
+
+    await page.getByLabel('Client id').fill(app.clientId);
+    await page.getByRole('button', { name: 'Install' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Continue the install at the app');
+    await check('store-install');
+    // The merchant would follow the link to the app, which exchanges the code (C4.4).
+    const handoff = new URL((await page.locator('#continue').getAttribute('href'))!);
+    const token = await h.req('POST', '/apps/oauth/token', {
+      body: { client_id: app.clientId, client_secret: app.clientSecret, grant_type: 'authorization_code', code: handoff.searchParams.get('code'), state: handoff.searchParams.get('state') },
+    });
+    expect(token.statusCode).toBe(200);
+
+    await page.getByRole('link', { name: 'Functions' }).click();
+    await page.waitForURL(`${base}/dashboard/store/functions`);
+    await check('store-functions');
+    const toggle = () => page.locator('tr', { hasText: 'Hide slow options' }).getByRole('button');
+    // A function installed inactive is activated first, so that it can be deactivated here.
+    if ((await toggle().textContent())!.trim().startsWith('Activate')) {
+      await toggle().click();
+      await expect.poll(async () => (await toggle().textContent())!.trim()).toMatch(/^Deactivate/);
+    }
+    await toggle().click();
+    await expect.poll(async () => (await toggle().textContent())!.trim()).toMatch(/^Activate/);
+    expect((await h.req('GET', '/functions', { token: merchant.token })).json().data.functions[0].active).toBe(false);
+    await check('store-functions-deactivated');
+    await page.getByRole('link', { name: 'Hide slow options' }).click();
+    await check('store-function');
+
+    await page.getByRole('link', { name: 'GDPR requests' }).click();
+    await page.waitForURL(`${base}/dashboard/store/gdpr`);
+    await check('store-gdpr-empty');
+    await page.locator('#dr-email').fill('buyer@example.com');
+    await page.getByRole('button', { name: 'Request the data' }).click();
+    await page.waitForURL(/\/dashboard\/store\/gdpr\/[0-9a-f-]+\?created=1$/);
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Request filed');
+    await check('store-gdpr-request');
+    await page.getByRole('link', { name: 'GDPR requests' }).first().click();
+    await page.waitForURL(`${base}/dashboard/store/gdpr`);
+    await check('store-gdpr');
+
+    await page.getByRole('link', { name: 'Installed apps' }).click();
+    await page.getByRole('link', { name: `Uninstall ${app.name}` }).click();
+    await page.waitForURL(/\/uninstall$/);
+    await check('store-uninstall');
+    await page.getByRole('button', { name: 'Uninstall' }).click();
+    await page.waitForURL(/\?uninstalled=1$/);
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('App uninstalled');
+    await check('store-apps-uninstalled');
+    expect((await h.req('GET', '/apps/installations', { token: merchant.token })).json().data.installations[0].status).toBe('uninstalled');
   }, 180_000);
 });

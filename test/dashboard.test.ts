@@ -195,7 +195,8 @@ describe('sign-in (C2.2) and sign-out', () => {
     const { rows } = await h.db.query<{ email: string }>(`SELECT email FROM users WHERE store_id = $1 AND role = 'STAFF_ADMIN'`, [merchant.storeId]);
     const staff = new Browser(h);
     expect((await staff.signIn(rows[0].email, 'staff-password')).status).toBe(303);
-    expect((await staff.get('/dashboard')).status).toBe(200);
+    expect((await staff.get('/dashboard')).location).toBe('/dashboard/store/apps'); // their store's pages
+    expect((await staff.get('/dashboard/store/apps')).status).toBe(200);
     const refused = await staff.get('/dashboard/apps');
     expect(refused.status).toBe(403);
     expect(refused.html).toContain('This page is for merchant or partner accounts.');
@@ -440,5 +441,174 @@ describe('tenants: no page shows another developer\'s app, deliveries or runs', 
     expect((await h.req('GET', `/apps/developer/${a}/webhook-deliveries/${d}`, { token: owner.partner.token })).json().data.delivery.attemptCount).toBe(1);
     // And their own list shows none of it.
     expect((await stranger.get('/dashboard/apps')).html).not.toContain(a);
+  });
+});
+
+/** A merchant signed in to the dashboard, with the API-side actor. */
+async function merchantBrowser() {
+  const merchant = await signupMerchant(h);
+  const browser = new Browser(h);
+  expect((await browser.signIn(merchant.email, PASSWORD)).status).toBe(303);
+  return { merchant, browser };
+}
+
+const unescapeHtml = (s: string) => s.replaceAll('&amp;', '&').replaceAll('&quot;', '"').replaceAll('&#39;', "'");
+
+describe('merchant pages: installed apps (C4.1, C4.7)', () => {
+  it('starts an install (the page says where the merchant goes next), lists the installation, and uninstalls it after a confirmation', async () => {
+    const { merchant, browser } = await merchantBrowser();
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { name: `Installable ${unique()}` });
+
+    const empty = await browser.get('/dashboard/store/apps');
+    expect(empty.status).toBe(200);
+    expect(empty.html).toContain('No apps installed');
+    const unknown = await browser.submit('/dashboard/store/apps', '/dashboard/store/apps/install', { clientId: 'svcapp_nope' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.html).toContain('id="clientId-error">Unknown client_id');
+
+    const next = await browser.submit('/dashboard/store/apps', '/dashboard/store/apps/install', { clientId: app.clientId });
+    expect(next.status).toBe(200);
+    const href = unescapeHtml(/id="continue" href="([^"]+)"/.exec(next.html)![1]);
+    const handoff = new URL(href);
+    expect(handoff.origin).toBe('https://app.example.com'); // the app's own site, with the signed handoff (C4.2)
+    expect(handoff.searchParams.get('hmac')).toBeTruthy();
+    expect(handoff.searchParams.get('shop')).toBe(merchant.slug);
+    // The app finishes the install as it would from that handoff (C4.4).
+    const token = await h.req('POST', '/apps/oauth/token', {
+      body: { client_id: app.clientId, client_secret: app.clientSecret, grant_type: 'authorization_code', code: handoff.searchParams.get('code'), state: handoff.searchParams.get('state') },
+    });
+    expect(token.statusCode, token.body).toBe(200);
+
+    const list = await browser.get('/dashboard/store/apps');
+    expect(list.html).toContain('Installable');
+    expect(list.html).toContain('<span class="status status-active">active</span>');
+    const installationId = /\/dashboard\/store\/apps\/([0-9a-f-]+)\/uninstall/.exec(list.html)![1];
+    const confirm = await browser.get(`/dashboard/store/apps/${installationId}/uninstall`);
+    expect(confirm.html).toContain('Its access tokens stop working at once');
+    const done = await browser.post(`/dashboard/store/apps/${installationId}/uninstall`, { _csrf: csrfOf(confirm.html) });
+    expect(done.location).toBe('/dashboard/store/apps?uninstalled=1');
+    const after = await browser.get(done.location!);
+    expect(after.html).toContain('App uninstalled');
+    expect(after.html).toContain('<span class="status status-uninstalled">uninstalled</span>');
+    const api = (await h.req('GET', '/apps/installations', { token: merchant.token })).json().data.installations;
+    expect(api.map((i: { status: string }) => i.status)).toEqual(['uninstalled']);
+    expect((await h.req('GET', '/api/v1/products.json', { token: token.json().data.access_token })).statusCode).toBe(401);
+    expect((await browser.get(`/dashboard/store/apps/${installationId}/uninstall`)).status).toBe(404);
+  });
+});
+
+describe('merchant pages: functions (C11.2)', () => {
+  it('activates, deactivates and configures a function, with the service\'s errors next to the field', async () => {
+    const { merchant, browser } = await merchantBrowser();
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, {
+      extensions: { functions: [{ handle: 'hider', title: 'Hide slow', target: 'cart.delivery-options.transform.run', expression: '{"operations": []}', configuration: { hide: 'x' } }] },
+    });
+    expect((await browser.get('/dashboard/store/functions')).html).toContain('No functions yet.');
+    await installApp(h, merchant, app);
+    const apiFunctions = async () => (await h.req('GET', '/functions', { token: merchant.token })).json().data.functions;
+    const [fn] = await apiFunctions();
+
+    const list = await browser.get('/dashboard/store/functions');
+    expect(list.html).toContain('Hide slow');
+    const wasActive = fn.active as boolean;
+    const toggle = await browser.post(`/dashboard/store/functions/${fn.functionId}/active`, { _csrf: csrfOf(list.html), active: String(!wasActive) });
+    expect(toggle.location).toBe('/dashboard/store/functions');
+    expect((await apiFunctions())[0].active).toBe(!wasActive);
+    await browser.post(`/dashboard/store/functions/${fn.functionId}/active`, { _csrf: csrfOf(list.html), active: String(wasActive) });
+    expect((await apiFunctions())[0].active).toBe(wasActive);
+
+    const edit = await browser.get(`/dashboard/store/functions/${fn.functionId}`);
+    expect(edit.html).toContain('&quot;hide&quot;: &quot;x&quot;');
+    const notJson = await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), configuration: '{oops' });
+    expect(notJson.status).toBe(400);
+    expect(notJson.html).toContain('id="configuration-error">configuration is not valid JSON');
+    const notObject = await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), configuration: '[1]' });
+    expect(notObject.status).toBe(400);
+    // The API's own words for the same configuration.
+    const apiWords = (await h.req('PATCH', `/functions/${fn.functionId}`, { token: merchant.token, body: { configuration: [1] } })).json().message;
+    expect(notObject.html).toContain(`id="configuration-error">${apiWords}`);
+    const saved = await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), configuration: '{"hide": "y"}' });
+    expect(saved.location).toBe(`/dashboard/store/functions/${fn.functionId}?saved=1`);
+    expect((await apiFunctions())[0].configuration).toEqual({ hide: 'y' });
+    await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), reset: '1', configuration: '' });
+    expect((await apiFunctions())[0].configuration).toEqual({ hide: 'x' });
+  });
+});
+
+describe('merchant pages: GDPR requests (C9.1)', () => {
+  it('files the three kinds, lists them with filters, and shows a request with each app\'s state and the deadlines', async () => {
+    const { merchant, browser } = await merchantBrowser();
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { name: `GDPR App ${unique()}` });
+    await installApp(h, merchant, app);
+    expect((await browser.get('/dashboard/store/gdpr')).html).toContain('No GDPR requests yet.');
+
+    const nothing = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/data-request', {});
+    expect(nothing.status).toBe(400);
+    const apiWords = (await h.req('POST', '/apps/gdpr/data-request', { token: merchant.token, body: {} })).json().message;
+    expect(nothing.html).toContain(`id="data-request-error">${apiWords}`);
+    const noConfirm = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/shop-redact', {});
+    expect(noConfirm.status).toBe(400);
+    expect(noConfirm.html).toContain('id="shop-redact-error">confirm');
+
+    const filed = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/data-request', { customerEmail: 'buyer@example.com', ordersRequested: 'on' });
+    expect(filed.status).toBe(303);
+    const requestId = /\/dashboard\/store\/gdpr\/([0-9a-f-]+)\?created=1$/.exec(filed.location!)![1];
+    const one = await browser.get(filed.location!);
+    expect(one.html).toContain('Request filed');
+    expect(one.html).toContain('buyer@example.com');
+    expect(one.html).toContain('GDPR App');
+    expect(one.html).toMatch(/<dt>Complete by<\/dt><dd><time datetime="[^"]+">/);
+    const redact = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/customer-redact', { customerEmail: 'gone@example.com' });
+    expect(redact.status).toBe(303);
+
+    const all = await browser.get('/dashboard/store/gdpr');
+    expect(all.html).toContain('>data_request</a>');
+    expect(all.html).toContain('>customer_redact</a>');
+    const onlyData = await browser.get('/dashboard/store/gdpr?requestType=data_request');
+    expect(onlyData.html).toContain(`href="/dashboard/store/gdpr/${requestId}"`);
+    expect(onlyData.html).not.toContain('>customer_redact</a>');
+    expect((await browser.get('/dashboard/store/gdpr?status=failed')).html).toContain('No request matches these filters.');
+    const api = (await h.req('GET', '/apps/gdpr/requests', { token: merchant.token })).json().data.requests;
+    expect(api.map((r: { requestType: string }) => r.requestType).sort()).toEqual(['customer_redact', 'data_request']);
+  });
+});
+
+describe('tenants: no merchant page shows another store\'s installations, functions or requests', () => {
+  it('another store\'s installation, function and GDPR request are "not found" (404) on every page and form; a partner has no store pages (403)', async () => {
+    const owner = await merchantBrowser();
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { extensions: { functions: [{ handle: 'v', target: 'cart.validations.generate.run', expression: '{"operations": []}' }] } });
+    const { installationId } = await installApp(h, owner.merchant, app);
+    const [fn] = (await h.req('GET', '/functions', { token: owner.merchant.token })).json().data.functions;
+    const filed = await owner.browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/data-request', { customerEmail: 'secret-buyer@example.com' });
+    const requestId = /gdpr\/([0-9a-f-]+)\?/.exec(filed.location!)![1];
+
+    const { browser: stranger } = await merchantBrowser();
+    const token = csrfOf((await stranger.get('/dashboard/store/apps')).html);
+    for (const url of [`/dashboard/store/apps/${installationId}/uninstall`, `/dashboard/store/functions/${fn.functionId}`, `/dashboard/store/gdpr/${requestId}`]) {
+      const res = await stranger.get(url);
+      expect([url, res.status]).toEqual([url, 404]);
+      expect(res.html).not.toContain('secret-buyer');
+    }
+    for (const [url, form] of [
+      [`/dashboard/store/apps/${installationId}/uninstall`, {}],
+      [`/dashboard/store/functions/${fn.functionId}/active`, { active: 'false' }],
+      [`/dashboard/store/functions/${fn.functionId}/configuration`, { configuration: '{"a": 1}' }],
+    ] as const) {
+      const res = await stranger.post(url, { _csrf: token, ...form });
+      expect([url, res.status]).toEqual([url, 404]);
+    }
+    for (const url of ['/dashboard/store/apps', '/dashboard/store/functions', '/dashboard/store/gdpr']) {
+      expect((await stranger.get(url)).html).not.toMatch(new RegExp(`${installationId}|${fn.functionId}|${requestId}`));
+    }
+    expect((await h.req('GET', '/apps/installations', { token: owner.merchant.token })).json().data.installations[0].status).toBe('active');
+    const [after] = (await h.req('GET', '/functions', { token: owner.merchant.token })).json().data.functions;
+    expect(after).toMatchObject({ active: fn.active, configuration: fn.configuration });
+
+    const { browser: developerOnly } = await developer();
+    for (const url of ['/dashboard/store/apps', '/dashboard/store/functions', '/dashboard/store/gdpr']) expect((await developerOnly.get(url)).status).toBe(403);
   });
 });

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { login } from '../accounts/accounts.service.js';
 import { AppError } from '../http/errors.js';
-import { DEVELOPER_ROLES } from '../http/user-auth.js';
+import { DEVELOPER_ROLES, STORE_ROLES } from '../http/user-auth.js';
 import { typed } from '../http/typed.js';
 import { page } from './render.js';
 import { endSession, loginCsrf, loginNonce, startSession } from './session.js';
@@ -71,6 +71,7 @@ export async function authPages(instance: FastifyInstance, { deps }: { deps: Dep
   app.get('/', {}, async (request, reply) => {
     const user = request.dashboardUser!;
     if (DEVELOPER_ROLES.includes(user.role)) return reply.redirect('/dashboard/apps', 303);
+    if (STORE_ROLES.includes(user.role)) return reply.redirect('/dashboard/store/apps', 303);
     return page(deps, request, reply, 'home', { title: 'Dashboard' });
   });
 }

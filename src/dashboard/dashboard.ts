@@ -27,6 +27,7 @@ import { authPages } from './auth.pages.js';
 import { appPages } from './apps.pages.js';
 import { deliveryPages } from './deliveries.pages.js';
 import { runPages } from './runs.pages.js';
+import { storePages } from './store.pages.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -134,6 +135,7 @@ export function dashboard(deps: Deps) {
     await instance.register(appPages, { deps });
     await instance.register(deliveryPages, { deps });
     await instance.register(runPages, { deps });
+    await instance.register(storePages, { deps });
   };
 }
 

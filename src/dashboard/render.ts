@@ -3,7 +3,7 @@
 // money with its currency, paging links). Templates escape by default (`<%= %>`).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
-import { DEVELOPER_ROLES } from '../http/user-auth.js';
+import { DEVELOPER_ROLES, STORE_ROLES } from '../http/user-auth.js';
 import { sessionCsrf } from './session.js';
 
 export interface Paged {
@@ -78,12 +78,14 @@ export type Helpers = ReturnType<typeof helpers>;
 export function page(deps: Deps, request: FastifyRequest, reply: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
   const user = request.dashboardUser ?? null;
   const developer = !!user && DEVELOPER_ROLES.includes(user.role);
+  const merchant = !!user && STORE_ROLES.includes(user.role);
   return reply
     .code(status)
     .header('Cache-Control', 'no-store')
     .view(template, {
       user,
       developer,
+      merchant,
       csrf: user ? sessionCsrf(deps, user.token) : null,
       path: request.url.split('?')[0],
       h: helpers(viewerLocale(request)),
