@@ -169,10 +169,24 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await expect.poll(() => page.locator('#replay-outcome').textContent()).toContain('n is 2');
     await check('run-replayed');
 
+    await page.getByRole('link', { name: 'Earnings' }).click();
+    await page.waitForURL(`${base}/dashboard/earnings`);
+    await check('earnings');
+    await page.getByRole('link', { name: 'Set a payout method' }).click();
+    await page.getByLabel('PayPal', { exact: true }).check();
+    await page.getByLabel('PayPal email').fill('not-an-email');
+    await page.getByRole('button', { name: 'Save the payout method' }).click();
+    await expect.poll(() => page.locator('#email-error').textContent()).toContain('email');
+    await check('payout-method-refused');
+    await page.getByLabel('PayPal email').fill('pat@example.com');
+    await page.getByRole('button', { name: 'Save the payout method' }).click();
+    await page.waitForURL(/\/dashboard\/earnings\?saved=1$/);
+    await check('earnings-method-saved');
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/dashboard\/login\?signed_out=1$/);
     await check('signed-out');
-    expect(visited.length).toBeGreaterThanOrEqual(14);
+    expect(visited.length).toBeGreaterThanOrEqual(17);
   }, 180_000);
 
   it('a merchant installs and uninstalls an app, deactivates a function and files a GDPR request', async () => {

@@ -13,6 +13,8 @@ import { insertRuns } from '../src/functions/function-runs.repo.js';
 import { uuidv7 } from '../src/ids.js';
 import { routeTable } from '../src/surfaces/surface.js';
 import { sessionCookieOptions } from '../src/dashboard/session.js';
+import { runBillingCharges } from '../src/billing/charges.js';
+import { dispatchPayouts, runPayoutSweep } from '../src/payouts/payouts.js';
 
 let h: Harness;
 let rx: Receiver;
@@ -185,7 +187,7 @@ describe('sign-in (C2.2) and sign-out', () => {
   it('an expired session (the JWT\'s 12 hours) is no session', async () => {
     const { browser } = await developer();
     expect((await browser.get('/dashboard/apps')).status).toBe(200);
-    await h.advance(12 * 3600 + 60);
+    h.clock.advance(12 * 3600 + 60); // this process only: other test files share the database
     expect((await browser.get('/dashboard/apps')).status).toBe(303);
   });
 
@@ -610,5 +612,67 @@ describe('tenants: no merchant page shows another store\'s installations, functi
 
     const { browser: developerOnly } = await developer();
     for (const url of ['/dashboard/store/apps', '/dashboard/store/functions', '/dashboard/store/gdpr']) expect((await developerOnly.get(url)).status).toBe(403);
+  });
+});
+
+describe('developer pages: app overview and earnings (C10.4, C14.12)', () => {
+  it("the app's page shows its installs, uninstalls and subscribers", async () => {
+    const { partner, browser } = await developer();
+    const app = await createTestApp(h, partner.token);
+    expect((await browser.get(`/dashboard/apps/${app.appId}`)).html).toContain('Not installed on any store yet.');
+    const m1 = await signupMerchant(h);
+    const m2 = await signupMerchant(h);
+    await installApp(h, m1, app);
+    const second = await installApp(h, m2, app);
+    expect((await h.req('DELETE', `/apps/installations/${second.installationId}`, { token: m2.token })).statusCode).toBe(200);
+    const page = await browser.get(`/dashboard/apps/${app.appId}`);
+    expect(page.html).toMatch(/<dt>Active installs<\/dt><dd>1<\/dd>/);
+    expect(page.html).toMatch(/<dt>Uninstalled<\/dt><dd>1<\/dd>/);
+    expect(page.html).toContain(`<code>${m1.slug}</code>`);
+  });
+
+  it('shows the balance, in flight, next payout and payouts with their transactions; sets the payout method with errors next to the field', async () => {
+    const { partner, browser } = await developer();
+    const empty = await browser.get('/dashboard/earnings');
+    expect(empty.status).toBe(200);
+    expect(empty.html).toContain('No payout method yet');
+    expect(empty.html).toContain('No payouts yet.');
+
+    const form = await browser.get('/dashboard/earnings/payout-method');
+    const bad = await browser.post('/dashboard/earnings/payout-method', { _csrf: csrfOf(form.html), type: 'bank', accountHolder: 'Pat Partner', accountNumber: '12', routingNumber: '123456' });
+    expect(bad.status).toBe(400);
+    const apiWords = (await h.req('PUT', '/apps/developer/payout-method', { token: partner.token, body: { type: 'bank', accountHolder: 'Pat Partner', accountNumber: '12', routingNumber: '123456' } })).json().message;
+    expect(bad.html).toContain(`id="accountNumber-error">${apiWords}`);
+    expect(bad.html).toContain('value="Pat Partner"');
+    const saved = await browser.post('/dashboard/earnings/payout-method', { _csrf: csrfOf(form.html), type: 'bank', accountHolder: 'Pat Partner', accountNumber: 'DE89370400440532013000', routingNumber: '37040044' });
+    expect(saved.location).toBe('/dashboard/earnings?saved=1');
+    const withMethod = await browser.get(saved.location!);
+    expect(withMethod.html).toContain('Payout method saved.');
+    expect(withMethod.html).toContain('*3000'); // masked, as the API shows it
+    expect(withMethod.html).not.toContain('DE89370400440532013000');
+
+    // A paid app charged once, swept and dispatched: one payout in transit.
+    const app = await createTestApp(h, partner.token, { pricing: { type: 'recurring', amount: '40.00', currency: 'USD', interval: 'month' } });
+    await installApp(h, await signupMerchant(h), app);
+    await runBillingCharges(h.deps, { developerIds: [partner.userId] });
+    const before = await browser.get('/dashboard/earnings');
+    expect(before.html).toMatch(/<dt>Available<\/dt><dd>\$32\.00<\/dd>/);
+    await runPayoutSweep(h.deps, { force: true, developerIds: [partner.userId] });
+    await dispatchPayouts(h.deps, { developerIds: [partner.userId] });
+    const after = await browser.get('/dashboard/earnings');
+    expect(after.html).toMatch(/<dt>In flight<\/dt><dd>\$32\.00<\/dd>/);
+    expect(after.html).toMatch(/<dt>Available<\/dt><dd>\$0\.00<\/dd>/);
+    const payoutId = /\/dashboard\/earnings\/payouts\/([0-9a-f-]+)/.exec(after.html)![1];
+    expect(after.html).toContain('<span class="status status-in_transit">in_transit</span>');
+    expect((await browser.get('/dashboard/earnings?status=paid')).html).toContain('No payout matches this filter.');
+    expect((await browser.get('/dashboard/earnings?status=bogus')).status).toBe(400);
+    const detail = await browser.get(`/dashboard/earnings/payouts/${payoutId}`);
+    expect(detail.html).toContain('Payout of $32.00');
+    expect(detail.html).toMatch(/<td>\$40\.00<\/td><td>\$32\.00<\/td>/);
+
+    // Another developer: the payout is not found, and their earnings show none of it.
+    const { browser: stranger } = await developer();
+    expect((await stranger.get(`/dashboard/earnings/payouts/${payoutId}`)).status).toBe(404);
+    expect((await stranger.get('/dashboard/earnings')).html).not.toContain(payoutId);
   });
 });

@@ -28,6 +28,7 @@ import { appPages } from './apps.pages.js';
 import { deliveryPages } from './deliveries.pages.js';
 import { runPages } from './runs.pages.js';
 import { storePages } from './store.pages.js';
+import { earningsPages } from './earnings.pages.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -136,6 +137,7 @@ export function dashboard(deps: Deps) {
     await instance.register(deliveryPages, { deps });
     await instance.register(runPages, { deps });
     await instance.register(storePages, { deps });
+    await instance.register(earningsPages, { deps });
   };
 }
 
