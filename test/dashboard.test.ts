@@ -75,6 +75,10 @@ describe('the dashboard is its own surface, hidden from the API reference', () =
       const res = r.method === 'GET' ? await visitor.get(url) : await visitor.post(url, {});
       expect([r.method, r.url, res.status, res.location?.split('?')[0]]).toEqual([r.method, r.url, 303, '/dashboard/login']);
     }
+    // Only the session cookie opens a page: a platform JWT in Authorization (the API's credential) does not.
+    const partner = await signupPartner(h);
+    const withBearer = await h.app.inject({ method: 'GET', url: '/dashboard/apps', headers: { authorization: `Bearer ${partner.token}` } });
+    expect(withBearer.statusCode).toBe(303);
   });
 
   it('pages carry a strict content security policy and the usual headers; the JSON API does not change', async () => {
