@@ -59,6 +59,7 @@ import { reviewRoutes } from './reviews/reviews.js';
 import { gdprAdminRoutes, gdprAppRoutes } from './gdpr/gdpr.routes.js';
 import { notificationRoutes } from './notifications/notifications.routes.js';
 import { storeAddressRoutes } from './stores/store-address.admin.js';
+import { dashboard } from './dashboard/dashboard.js';
 
 const FRAMEWORK_ERRORS: Record<string, string> = {
   FST_ERR_BAD_URL: 'Malformed URL',
@@ -230,5 +231,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     }),
     { prefix: '/api/v1' },
   );
+
+  // The dashboard (issue 15): HTML pages with a session cookie, in a surface of their own that
+  // authenticates them and keeps them out of the OpenAPI document (src/dashboard/dashboard.ts).
+  await app.register(dashboard(deps), { prefix: '/dashboard' });
   return app;
 }

@@ -7,7 +7,8 @@ import { ownedApp } from '../apps/apps.service.js';
 import { badRequest, notFound } from '../http/errors.js';
 import type { Page } from '../http/paging.js';
 import { appFunctions } from './functions.repo.js';
-import { countRuns, listRuns, RUN_STATUSES, type RunFilter, type RunStatus } from './function-runs.repo.js';
+import { isUuid } from '../ids.js';
+import { countRuns, findRun, listRuns, RUN_STATUSES, type RunFilter, type RunStatus } from './function-runs.repo.js';
 import { runLogView, runView } from './function-view.js';
 
 /** `all` covers every function of the app (C11.6). */
@@ -32,4 +33,19 @@ export async function functionRuns(deps: Deps, developer: PlatformUser, appId: s
   const filter = await runFilter(deps, developer, appId, handle, status);
   const rows = await listRuns(deps.db, filter, { limit, offset: 0 }, true);
   return { runs: rows.map((r) => runView(r, opener(deps))) };
+}
+
+/** The app's declared functions (the dashboard's filter and run pages), after the same ownership check. */
+export async function declaredFunctions(deps: Deps, developer: PlatformUser, appId: string) {
+  const app = await ownedApp(deps, developer, appId);
+  return (await appFunctions(deps.db, app.id)).map((f) => ({ handle: f.handle, target: f.target, title: f.title, expression: f.expression }));
+}
+
+/** One whole run (the dashboard's run page), found as replay finds it: the app's, under the function's handle. */
+export async function functionRun(deps: Deps, developer: PlatformUser, appId: string, handle: string, runId: string) {
+  const app = await ownedApp(deps, developer, appId);
+  const declared = (await appFunctions(deps.db, app.id)).find((f) => f.handle === handle);
+  const run = isUuid(runId) ? await findRun(deps.db, app.id, handle, runId) : null;
+  if (!run) throw notFound('Run not found');
+  return { run: runView(run, opener(deps)), expression: declared?.expression ?? null };
 }

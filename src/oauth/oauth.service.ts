@@ -218,3 +218,10 @@ export async function listInstallations(deps: Deps, storeId: string, page: { lim
   const { rows, total } = await listStoreInstallations(deps.db, storeId, page);
   return { installations: rows.map((r) => installationView(r, { name: r.app_name, handle: r.app_handle })), total };
 }
+
+/** One installation of the store (the dashboard's uninstall confirmation); another store's is not found. */
+export async function storeInstallation(deps: Deps, storeId: string, installationId: string) {
+  const row = isUuid(installationId) ? await findInstallation(deps.db, installationId) : null;
+  if (!row || row.store_id !== storeId) throw notFound('Installation not found');
+  return installationView(row, await findApp(deps.db, row.app_id));
+}

@@ -30,7 +30,9 @@ export type SurfaceName =
   | 'accounts'
   | 'oauth-client'
   | 'storefront'
-  | 'payments';
+  | 'payments'
+  // session cookie: the dashboard's HTML pages (src/dashboard/), hidden from the OpenAPI document
+  | 'dashboard';
 
 export interface Surface {
   name: SurfaceName;

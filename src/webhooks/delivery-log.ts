@@ -180,3 +180,30 @@ export async function deliveryStats(q: Queryable, appId: string): Promise<Static
   }
   return stats;
 }
+
+/**
+ * The dashboard's stats panel (issue 15): counts by status of the deliveries created since `since`,
+ * the failure rate of the finished ones, and the 90th percentile of their attempts' response time.
+ */
+export async function deliveryWindowStats(q: Queryable, appId: string, since: Date) {
+  const [counts, p90] = await Promise.all([
+    q.query<{ status: DeliveryStatus; n: number }>(
+      'SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE app_id = $1 AND created_at >= $2 GROUP BY status',
+      [appId, since],
+    ),
+    q.query<{ p90: number | null }>(
+      `SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY a.duration_ms)::float8 AS p90
+         FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.app_id = $1 AND a.started_at >= $2`,
+      [appId, since],
+    ),
+  ]);
+  const stats = { total: 0, success: 0, failed: 0, pending: 0, retrying: 0 };
+  for (const r of counts.rows) {
+    stats[r.status] = r.n;
+    stats.total += r.n;
+  }
+  const finished = stats.success + stats.failed;
+  const value = p90.rows[0]?.p90;
+  return { ...stats, failureRate: finished ? stats.failed / finished : null, p90Ms: value === null || value === undefined ? null : Math.round(Number(value)) };
+}

@@ -1,0 +1,127 @@
+// The app form (create and edit) as a page sends it, turned into the very body the developer API
+// takes (C3.1), and the API's 400/409 message turned back into the field it names, so the page
+// shows the service's own words next to the field.
+import { Type, type Static } from 'typebox';
+import { SCOPES } from '../oauth/scopes.js';
+import { TIER_LIMITS } from '../ratelimit/limiter.js';
+import { badRequest } from '../http/errors.js';
+
+const text = Type.Optional(Type.String());
+const texts = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]));
+
+export const AppForm = Type.Object({
+  _csrf: text,
+  name: text,
+  handle: text,
+  appUrl: text,
+  redirectUrls: text,
+  scopes: texts,
+  tier: text,
+  version: text,
+  customerDataRequest: text,
+  customerRedact: text,
+  shopRedact: text,
+  pricingType: text,
+  amount: text,
+  currency: text,
+  interval: text,
+  trialDays: text,
+  webhooks: text,
+  salesChannel: text,
+  ratesUrl: text,
+  functions: text,
+});
+export type AppFormValues = Static<typeof AppForm>;
+
+export const ALL_SCOPES = SCOPES;
+export const TIERS = Object.keys(TIER_LIMITS);
+
+const lines = (value: string | undefined) => (value ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+const blank = (value: string | undefined) => (value ?? '').trim() === '';
+
+/** The developer API's body for the form's values; a form-only problem (JSON that does not parse) is a 400 naming its field. */
+export function appBodyOf(form: AppFormValues, creating: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    name: form.name ?? '',
+    appUrl: form.appUrl ?? '',
+    scopes: ([] as string[]).concat(form.scopes ?? []),
+    redirectUrls: lines(form.redirectUrls),
+  };
+  if (!blank(form.handle)) body.handle = form.handle!.trim();
+  else if (!creating) body.handle = null;
+  if (!blank(form.tier)) body.tier = form.tier;
+  if (!blank(form.version)) body.version = form.version!.trim();
+  const gdpr = { customerDataRequest: form.customerDataRequest, customerRedact: form.customerRedact, shopRedact: form.shopRedact };
+  body.gdprUrls = Object.values(gdpr).every(blank) ? null : Object.fromEntries(Object.entries(gdpr).map(([k, v]) => [k, blank(v) ? null : v!.trim()]));
+  body.pricing = form.pricingType === 'recurring'
+    ? { type: 'recurring', amount: (form.amount ?? '').trim(), currency: (form.currency ?? '').trim().toUpperCase(), interval: form.interval, trialDays: blank(form.trialDays) ? 0 : Number(form.trialDays) }
+    : { type: 'free' };
+  const webhooks = lines(form.webhooks).map((line) => {
+    const [topic = '', uri = ''] = line.split(/\s+/);
+    return { topic, uri };
+  });
+  let functions: unknown = [];
+  if (!blank(form.functions)) {
+    try {
+      functions = JSON.parse(form.functions!);
+    } catch {
+      throw badRequest('extensions.functions is not valid JSON');
+    }
+  }
+  body.extensions = { webhooks, salesChannel: form.salesChannel === 'on', shipping: blank(form.ratesUrl) ? null : { ratesUrl: form.ratesUrl!.trim() }, functions };
+  return body;
+}
+
+/** The form field a service message is about (its first words name it, C3.1 and C11.1); `form` when none. */
+export function fieldOf(message: string): string {
+  const first = message.split(/[\s:]/)[0];
+  if (/^extensions\.webhooks/.test(first)) return 'webhooks';
+  if (/^extensions\.shipping/.test(first)) return 'ratesUrl';
+  if (/^extensions\.functions/.test(first)) return 'functions';
+  if (/^extensions\.salesChannel/.test(first)) return 'salesChannel';
+  if (/^redirectUrls/.test(first)) return 'redirectUrls';
+  if (/^gdprUrls\./.test(first)) return first.slice('gdprUrls.'.length);
+  if (/^pricing\./.test(first)) return ({ amount: 'amount', currency: 'currency', interval: 'interval', trialDays: 'trialDays' } as Record<string, string>)[first.slice(8)] ?? 'pricingType';
+  if (/^unknown scope/.test(message) || first === 'scopes') return 'scopes';
+  if (first === 'handle' || /^handle "/.test(message)) return 'handle';
+  if (['name', 'appUrl', 'tier', 'version'].includes(first)) return first;
+  return 'form';
+}
+
+interface AppViewLike {
+  name: string;
+  handle: string;
+  appUrl: string;
+  redirectUrls: string[];
+  scopes: string[];
+  tier: string;
+  version: string;
+  gdprUrls: { customerDataRequest?: string | null; customerRedact?: string | null; shopRedact?: string | null } | null;
+  pricing: { type: string; amount?: string; currency?: string; interval?: string; trialDays?: number };
+  extensions: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean; shipping?: { ratesUrl: string }; functions?: unknown[] };
+}
+
+/** The form's values for an app as the API shows it (the edit page). */
+export function formOf(app: AppViewLike): AppFormValues {
+  return {
+    name: app.name,
+    handle: app.handle,
+    appUrl: app.appUrl,
+    redirectUrls: app.redirectUrls.join('\n'),
+    scopes: app.scopes,
+    tier: app.tier,
+    version: app.version,
+    customerDataRequest: app.gdprUrls?.customerDataRequest ?? '',
+    customerRedact: app.gdprUrls?.customerRedact ?? '',
+    shopRedact: app.gdprUrls?.shopRedact ?? '',
+    pricingType: app.pricing.type,
+    amount: app.pricing.amount ?? '',
+    currency: app.pricing.currency ?? '',
+    interval: app.pricing.interval ?? 'month',
+    trialDays: String(app.pricing.trialDays ?? 0),
+    webhooks: (app.extensions.webhooks ?? []).map((w) => `${w.topic} ${w.uri}`).join('\n'),
+    salesChannel: app.extensions.salesChannel ? 'on' : undefined,
+    ratesUrl: app.extensions.shipping?.ratesUrl ?? '',
+    functions: app.extensions.functions?.length ? JSON.stringify(app.extensions.functions, null, 2) : '',
+  };
+}

@@ -1,0 +1,94 @@
+// What every page is rendered with: the signed-in user, the CSRF token of the session, the
+// navigation for the user's role, and small formatters (dates as <time> the browser localises,
+// money with its currency, paging links). Templates escape by default (`<%= %>`).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.js';
+import { DEVELOPER_ROLES, STORE_ROLES } from '../http/user-auth.js';
+import { sessionCsrf } from './session.js';
+
+export interface Paged {
+  page: number;
+  limit: number;
+  total: number;
+}
+
+/** The first language the viewer accepts that Intl knows, for numbers and money; `en` otherwise. */
+export function viewerLocale(request: FastifyRequest): string {
+  const header = request.headers['accept-language'];
+  for (const part of String(header ?? '').split(',')) {
+    const tag = part.split(';')[0].trim();
+    if (!tag || tag === '*') continue;
+    try {
+      if (Intl.NumberFormat.supportedLocalesOf([tag]).length) return tag;
+    } catch {
+      // not a well-formed language tag
+    }
+  }
+  return 'en';
+}
+
+export function helpers(locale: string) {
+  return {
+    /** A <time> the browser rewrites in the viewer's locale and zone (assets/dashboard.js); UTC text without script. */
+    time(iso: string | null | undefined): string {
+      if (!iso) return '<span class="muted">—</span>';
+      const d = new Date(iso);
+      const text = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+      return `<time datetime="${d.toISOString()}">${text}</time>`;
+    },
+    money(amount: string, currency: string): string {
+      try {
+        return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(Number(amount));
+      } catch {
+        return `${amount} ${currency}`;
+      }
+    },
+    number(n: number): string {
+      return new Intl.NumberFormat(locale).format(n);
+    },
+    /** Query string of `params` (empty values dropped) with `page` set. */
+    query(params: Record<string, unknown>, page?: number): string {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries({ ...params, ...(page ? { page } : {}) })) if (v !== undefined && v !== null && String(v) !== '') q.set(k, String(v));
+      const s = q.toString();
+      return s ? `?${s}` : '';
+    },
+    pages(p: Paged) {
+      const last = Math.max(1, Math.ceil(p.total / p.limit));
+      return { page: p.page, last, prev: p.page > 1 ? p.page - 1 : null, next: p.page < last ? p.page + 1 : null, total: p.total };
+    },
+    json(value: unknown): string {
+      return value === undefined ? '' : JSON.stringify(value, null, 2);
+    },
+    /** A body the service stored as text: pretty JSON when it is JSON, else as sent. */
+    body(text: string | null): string {
+      if (text === null) return '';
+      try {
+        return JSON.stringify(JSON.parse(text), null, 2);
+      } catch {
+        return text;
+      }
+    },
+  };
+}
+
+export type Helpers = ReturnType<typeof helpers>;
+
+/** Renders `template` inside the layout, with what every page needs. */
+export function page(deps: Deps, request: FastifyRequest, reply: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
+  const user = request.dashboardUser ?? null;
+  const developer = !!user && DEVELOPER_ROLES.includes(user.role);
+  const merchant = !!user && STORE_ROLES.includes(user.role);
+  return reply
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .view(template, {
+      user,
+      developer,
+      merchant,
+      csrf: user ? sessionCsrf(deps, user.token) : null,
+      path: request.url.split('?')[0],
+      h: helpers(viewerLocale(request)),
+      ...data,
+    });
+}
