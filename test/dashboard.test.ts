@@ -633,6 +633,7 @@ describe('developer pages: app overview and earnings (C10.4, C14.12)', () => {
     expect(page.html).toMatch(/<dt>Active installs<\/dt><dd>1<\/dd>/);
     expect(page.html).toMatch(/<dt>Uninstalled<\/dt><dd>1<\/dd>/);
     expect(page.html).toContain(`<code>${m1.slug}</code>`);
+    expect(page.html).toMatch(/<dt>Earnings \(your share, paid\)<\/dt><dd>\$0\.00 \(0 charges\)<\/dd>/);
   });
 
   it('shows the balance, in flight, next payout and payouts with their transactions; sets the payout method with errors next to the field', async () => {
@@ -665,6 +666,8 @@ describe('developer pages: app overview and earnings (C10.4, C14.12)', () => {
     await dispatchPayouts(h.deps, { developerIds: [partner.userId] });
     const after = await browser.get('/dashboard/earnings');
     expect(after.html).toMatch(/<dt>In flight<\/dt><dd>\$32\.00<\/dd>/);
+    // The app's own page: its earnings for this developer (the share of its paid charges).
+    expect((await browser.get(`/dashboard/apps/${app.appId}`)).html).toMatch(/<dt>Earnings \(your share, paid\)<\/dt><dd>\$32\.00 \(1 charge\)<\/dd>/);
     expect(after.html).toMatch(/<dt>Available<\/dt><dd>\$0\.00<\/dd>/);
     const payoutId = /\/dashboard\/earnings\/payouts\/([0-9a-f-]+)/.exec(after.html)![1];
     expect(after.html).toContain('<span class="status status-in_transit">in_transit</span>');

@@ -38,6 +38,19 @@ export async function developerAnalytics(deps: Deps, developerId: string) {
   };
 }
 
+/**
+ * One app's earnings for its developer (the dashboard's app overview): the developer's share of the
+ * app's paid transactions, rolled up in USD as `developerAnalytics` rolls up all of them (C14.12).
+ */
+export async function appEarnings(deps: Deps, developerId: string, appId: string): Promise<{ revenueUsd: string; transactions: number }> {
+  const { rows } = await deps.db.query<{ revenue: number; transactions: number }>(
+    `SELECT coalesce(sum(usd_developer_amount_cents), 0)::bigint AS revenue, count(*)::int AS transactions
+       FROM app_transactions WHERE developer_id = $1 AND app_id = $2 AND status = 'paid'`,
+    [developerId, appId],
+  );
+  return { revenueUsd: formatMinor(rows[0].revenue), transactions: rows[0].transactions };
+}
+
 type InstallationWithStore = InstallationRow & { store_business: string; store_slug: string; store_email: string };
 
 /** app-api.md Installation row: the installation view without app and scopes, with its store. */

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { appView, createApp, listApps, ownedApp, patchApp, rotateSecret } from '../apps/apps.service.js';
-import { appInstallations } from '../billing/developer-analytics.js';
+import { appEarnings, appInstallations } from '../billing/developer-analytics.js';
 import { AppError } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { PagingQuery } from '../http/schemas.js';
@@ -69,9 +69,12 @@ export async function appPages(instance: FastifyInstance, { deps }: { deps: Deps
     const row = await ownedApp(deps, request.dashboardUser!, request.params.appId);
     const view = appView(deps, row, { withSecret: true });
     // The overview: the API's installations of the app (newest 10) with its install and subscriber counts.
-    const { data: installs, listed } = await appInstallations(deps, request.dashboardUser!, row.id, { page: 1, limit: 10, offset: 0 });
+    const [{ data: installs, listed }, earnings] = await Promise.all([
+      appInstallations(deps, request.dashboardUser!, row.id, { page: 1, limit: 10, offset: 0 }),
+      appEarnings(deps, request.dashboardUser!.id, row.id),
+    ]);
     const notice = request.query.created ? 'App created.' : request.query.rotated ? 'Client secret rotated: the old secret no longer works.' : request.query.saved ? 'Changes saved.' : null;
-    return page(deps, request, reply, 'app', { title: view.name, app: view, installs, listed, notice });
+    return page(deps, request, reply, 'app', { title: view.name, app: view, installs, listed, earnings, notice });
   });
 
   app.get('/apps/:appId/edit', { config: developer, schema: { params: AppParams } }, async (request, reply) => {
