@@ -621,16 +621,19 @@ describe('GDPR: the app acknowledges and completes (C9.2)', () => {
 
 describe('function fixtures (C11) with the platform runtime', () => {
   const target = 'cart.validations.generate.run';
+  const SLOW_MACHINE_MS = 1000;
   const expression = 'input.total > 10 ? {"operations": [{"validationAdd": {"errors": [{"message": "too much", "target": "cart"}]}}]} : {"operations": []}';
   const tooMuch = { operations: [{ validationAdd: { errors: [{ message: 'too much', target: 'cart' }] } }] };
 
+  // What is compared is the output; the 50 ms limit itself is the runtime's test (a loaded machine
+  // must not turn these into TimeoutErrors).
   it('expectFunction returns the result when the output matches and throws a path-by-path difference when it does not', () => {
-    expect(expectFunction({ target, expression, input: { total: 12 }, expectOutput: tooMuch }).status).toBe('success');
-    expect(expectFunction({ target, expression, input: { total: 2 }, expectOutput: { operations: [] } }).output).toEqual({ operations: [] });
+    expect(expectFunction({ target, expression, input: { total: 12 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: tooMuch }).status).toBe('success');
+    expect(expectFunction({ target, expression, input: { total: 2 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: { operations: [] } }).output).toEqual({ operations: [] });
 
     let err: unknown;
     try {
-      expectFunction({ target, expression, input: { total: 12 }, expectOutput: { operations: [{ validationAdd: { errors: [{ message: 'too many', target: 'cart' }] } }] } });
+      expectFunction({ target, expression, input: { total: 12 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: { operations: [{ validationAdd: { errors: [{ message: 'too many', target: 'cart' }] } }] } });
     } catch (e) {
       err = e;
     }
@@ -638,20 +641,20 @@ describe('function fixtures (C11) with the platform runtime', () => {
     expect((err as Error).message).toBe(
       `function fixture "${target}" (${target}) does not hold:\n  $.operations[0].validationAdd.errors[0].message: expected "too many", got "too much"`,
     );
-    expect(() => expectFunction({ target, expression: 'input.nothing.here', input: {}, expectOutput: { operations: [] } })).toThrow(/expected success, got \w+Error/);
-    expect(expectFunction({ target, expression: 'input.nothing.here', input: {}, expectErrorType: 'RuntimeError' }).status).toBe('failure');
+    expect(() => expectFunction({ target, expression: 'input.nothing.here', input: {}, timeoutMs: SLOW_MACHINE_MS, expectOutput: { operations: [] } })).toThrow(/expected success, got \w+Error/);
+    expect(expectFunction({ target, expression: 'input.nothing.here', input: {}, timeoutMs: SLOW_MACHINE_MS, expectErrorType: 'RuntimeError' }).status).toBe('failure');
   });
 
   it('runFixtures reads a folder of JSON fixtures (expression inline or in a file); assertFixtures throws listing the failures', async () => {
     const dir = tempDir('svc-sdk-fixtures-');
     writeFileSync(join(dir, 'limit.cel'), expression);
-    writeFileSync(join(dir, 'a-over.json'), JSON.stringify({ target, expressionFile: 'limit.cel', input: { total: 12 }, expectOutput: tooMuch }));
-    writeFileSync(join(dir, 'b-under.json'), JSON.stringify({ name: 'under the limit', target, expression, input: { total: 3 }, expectOutput: tooMuch }));
+    writeFileSync(join(dir, 'a-over.json'), JSON.stringify({ target, expressionFile: 'limit.cel', input: { total: 12 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: tooMuch }));
+    writeFileSync(join(dir, 'b-under.json'), JSON.stringify({ name: 'under the limit', target, expression, input: { total: 3 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: tooMuch }));
     const outcomes = await runFixtures(dir);
     expect(outcomes.map((o) => [o.name, o.pass])).toEqual([['a-over', true], ['under the limit', false]]);
     expect(outcomes[1].differences).toEqual(['$.operations[0]: expected {"validationAdd":{"errors":[{"message":"too much","target":"cart"}]}}, got nothing (array too short)']);
     await expect(assertFixtures(dir)).rejects.toThrow(/"under the limit"/);
-    await expect(assertFixtures([{ target, expression, input: { total: 1 }, expectOutput: { operations: [] } }])).resolves.toHaveLength(1);
+    await expect(assertFixtures([{ target, expression, input: { total: 1 }, timeoutMs: SLOW_MACHINE_MS, expectOutput: { operations: [] } }])).resolves.toHaveLength(1);
   });
 });
 

@@ -23,6 +23,11 @@ export interface FunctionFixture {
   expectOutput?: unknown;
   /** The run must fail with this error type instead. */
   expectErrorType?: FunctionErrorType;
+  /**
+   * The run's time limit: C11.4's 50 ms by default, as in production. A busy CI machine may give
+   * more, so that a fixture about what a function outputs does not fail on how fast the machine is.
+   */
+  timeoutMs?: number;
 }
 
 export interface FixtureOutcome {
@@ -78,7 +83,10 @@ async function expressionOf(fixture: FunctionFixture, baseDir: string): Promise<
 
 function judge(fixture: FunctionFixture, expression: string): FixtureOutcome {
   const name = fixture.name ?? fixture.target;
-  const result = evaluateOnce({ target: fixture.target, expression, input: fixture.input, configuration: fixture.configuration ?? {} });
+  const result = evaluateOnce(
+    { target: fixture.target, expression, input: fixture.input, configuration: fixture.configuration ?? {} },
+    fixture.timeoutMs === undefined ? {} : { timeoutMs: fixture.timeoutMs },
+  );
   let differences: string[];
   if (fixture.expectErrorType !== undefined) {
     differences = result.status === 'failure' && result.errorType === fixture.expectErrorType
