@@ -3,8 +3,9 @@
 // test) and axe-core run on every page visited (any violation fails the test). A developer signs in,
 // creates an app with a function and a webhook, sees its failed delivery and redelivers it, then
 // opens a function run and replays it with a new expression; a merchant installs and uninstalls an
-// app, deactivates a function and files a GDPR request. Screenshots of each page are kept
-// under test-results/dashboard/ (gitignored; CI keeps them as artifacts).
+// app, deactivates a function, files a GDPR request, saves the store's address, and creates and
+// deletes a shipping zone. Screenshots of each page are kept under test-results/dashboard/
+// (gitignored; CI keeps them as artifacts).
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -189,7 +190,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     expect(visited.length).toBeGreaterThanOrEqual(17);
   }, 180_000);
 
-  it('a merchant installs and uninstalls an app, deactivates a function and files a GDPR request', async () => {
+  it('a merchant installs and uninstalls an app, deactivates a function, files a GDPR request, saves the address and manages a shipping zone', async () => {
     const merchant = await signupMerchant(h);
     const partner = await signupPartner(h);
     const created = await h.req('POST', '/apps/developer/apps', {
@@ -259,5 +260,46 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toContain('App uninstalled');
     await check('store-apps-uninstalled');
     expect((await h.req('GET', '/apps/installations', { token: merchant.token })).json().data.installations[0].status).toBe('uninstalled');
+
+    await page.getByRole('link', { name: 'Notifications' }).click();
+    await page.waitForURL(`${base}/dashboard/store/notifications`);
+    await check('store-notifications');
+
+    await page.getByRole('link', { name: 'Store address' }).click();
+    await page.waitForURL(`${base}/dashboard/store/address`);
+    await check('store-address');
+    await page.getByLabel('Street address').fill('1 Main St');
+    await page.getByLabel('Country').fill('ZZ');
+    await page.getByRole('button', { name: 'Save the address' }).click();
+    await expect.poll(() => page.locator('#country-error').textContent()).toContain('ISO 3166-1');
+    await check('store-address-refused');
+    await page.getByLabel('Country').fill('ca');
+    await page.getByRole('button', { name: 'Save the address' }).click();
+    await page.waitForURL(/\/dashboard\/store\/address\?saved=1$/);
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Address saved.');
+    expect((await h.req('GET', '/stores/address', { token: merchant.token })).json().data.address.country).toBe('CA');
+
+    await page.getByRole('link', { name: 'Shipping zones' }).click();
+    await page.waitForURL(`${base}/dashboard/store/shipping-zones`);
+    await check('store-zones-empty');
+    await page.getByRole('link', { name: 'Create a shipping zone' }).click();
+    await page.waitForURL(`${base}/dashboard/store/shipping-zones/new`);
+    await page.getByLabel('Name', { exact: true }).fill('Standard');
+    await page.getByLabel('Countries').fill('US, XX');
+    await page.getByRole('button', { name: 'Create the zone' }).click();
+    await expect.poll(() => page.locator('#countries-error').textContent()).toContain('"XX"');
+    await check('store-zone-refused');
+    await page.getByLabel('Countries').fill('US, CA');
+    await page.getByRole('button', { name: 'Create the zone' }).click();
+    await page.waitForURL(/\/dashboard\/store\/shipping-zones\?saved=1$/);
+    await check('store-zones');
+    await page.getByRole('link', { name: 'Standard', exact: true }).click();
+    await check('store-zone');
+    await page.getByRole('link', { name: 'Delete this zone' }).click();
+    await page.waitForURL(/\/delete$/);
+    await check('store-zone-delete');
+    await page.getByRole('button', { name: 'Delete the zone' }).click();
+    await page.waitForURL(/\?deleted=1$/);
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Shipping zone deleted.');
   }, 180_000);
 });

@@ -28,6 +28,7 @@ import { appPages } from './apps.pages.js';
 import { deliveryPages } from './deliveries.pages.js';
 import { runPages } from './runs.pages.js';
 import { storePages } from './store.pages.js';
+import { settingsPages } from './settings.pages.js';
 import { earningsPages } from './earnings.pages.js';
 
 declare module 'fastify' {
@@ -137,6 +138,7 @@ export function dashboard(deps: Deps) {
     await instance.register(deliveryPages, { deps });
     await instance.register(runPages, { deps });
     await instance.register(storePages, { deps });
+    await instance.register(settingsPages, { deps });
     await instance.register(earningsPages, { deps });
   };
 }
