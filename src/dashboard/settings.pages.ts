@@ -54,9 +54,10 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
   app.get('/store/address', { config: merchant, schema: { querystring: Type.Object({ saved: text }) } }, async (request, reply) =>
     addressPage(request, reply, await findStoreAddress(deps.db, storeOf(request)), {}, request.query.saved ? 'Address saved.' : null));
 
-  const AddressForm = Type.Object({ _csrf: text, ...Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, text])) });
+  // The C15.4 fields, written out so the body's type is known (ADDRESS_FIELDS lists the same).
+  const AddressForm = Type.Object({ _csrf: text, address1: text, address2: text, city: text, province: text, country: text, zip: text, phone: text });
   app.post('/store/address', { config: merchant, schema: { body: AddressForm } }, async (request, reply) => {
-    const body = request.body as Record<string, string | undefined>;
+    const body: Partial<Record<(typeof ADDRESS_FIELDS)[number], string>> = request.body;
     const given: Partial<StoreAddress> = {};
     for (const key of ADDRESS_FIELDS) given[key] = body[key] ?? null;
     try {
