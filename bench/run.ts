@@ -361,14 +361,17 @@ function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesAp
 /** Issue 15: each dashboard page's p99 against "server time under 50 ms", with its CPU per request. */
 function dashboardTargets(pages: Series[]) {
   if (!pages.length) return;
-  console.log(`  dashboard pages @ ${DASH_CONNECTIONS} connection(s), 10k deliveries and 10k runs (target: server time < ${TARGETS.dashboardMs} ms, read as p99 < ${TARGETS.dashboardMs} ms):`);
+  console.log(`  dashboard pages @ ${DASH_CONNECTIONS} connection(s), 10k deliveries and 10k runs (target: server time < ${TARGETS.dashboardMs} ms, read as p99 latency and as server CPU per request < ${TARGETS.dashboardMs} ms):`);
   for (const s of pages) {
     const p50 = over(s, (r) => r.p50)!, p99 = over(s, (r) => r.p99)!;
     const cpu = over(s, (r) => r.serverCpuUsPerReq);
     const db = SERVER_URL ? over(s, (r) => r.dbCpuUsPerReq) : null;
+    // Server CPU per request (the service's, plus its PostgreSQL backends'): the server's own time,
+    // which other load on the machine stretches less than it stretches latency.
+    const cpuMs = cpu ? (cpu.median + (db?.median ?? 0)) / 1000 : null;
     const cpuText = cpu ? `CPU/req ${(cpu.median / 1000).toFixed(1)} ms${db ? ` + db ${(db.median / 1000).toFixed(1)} ms` : ''}` : 'CPU/req n/a';
     const noisy = s.noisy ? '  (NOISY)' : '';
-    console.log(`    ${s.scenario.name.padEnd(44)} p50 ${p50.median.toFixed(1).padStart(5)} ms  p99 ${p99.median.toFixed(1).padStart(5)} ms [${range(p99, (x) => x.toFixed(1))}]  ${cpuText}  ${verdict(p99.median < TARGETS.dashboardMs)}${noisy}`);
+    console.log(`    ${s.scenario.name.padEnd(44)} p50 ${p50.median.toFixed(1).padStart(5)} ms  p99 ${p99.median.toFixed(1).padStart(5)} ms [${range(p99, (x) => x.toFixed(1))}]  ${cpuText}   by p99: ${verdict(p99.median < TARGETS.dashboardMs)}, by CPU: ${cpuMs === null ? 'n/a' : verdict(cpuMs < TARGETS.dashboardMs)}${noisy}`);
   }
 }
 
