@@ -23,6 +23,12 @@
 //                                        p99 <= the slower app + 15 ms
 //        checkout complete               with POST /orders taking the same order (target >= 50 % of it)
 //        checkout shipping_rates with three active delivery functions (issue 13)   p99 < 15 ms
+//        dashboard (issue 15, bench/dashboard.ts): one developer app with 10,000 webhook deliveries and
+//          10,000 function runs; signed in through the login form, each page alone with the session
+//          cookie at BENCH_DASHBOARD_CONNECTIONS (default 1: a person opening pages, so latency is
+//          the server's time, not a queue): deliveries (first, filtered, deep page), one delivery,
+//          runs (first, filtered), one run, the app overview, and the deliveries stats (developer
+//          API, same login)                p99 < 50 ms ("server time under 50 ms")
 //      The processes not under load in a round are watched: their CPU is reported (they should idle).
 //   4. Webhook fan-out (test/fixtures/webhook-bench.ts), with its own service and database.
 //   5. Table, ratios and targets. Missing a target is reported, never an exit code.
@@ -46,9 +52,10 @@
 //                      The report prints each scenario's share of that cap; any 429 invalidates it.
 //   BENCH_ORDERS       orders in the order scenarios' store (default 100000; bench/orders.ts)
 //   BENCH_ONLY         a comma-separated subset of: products,files,hello,pk,order,orders,products50,analytics,
-//                      catalog,rates,rates-apps,rates-functions,complete,webhooks,functions (e.g. to profile one scenario). A scenario runs interleaved with
+//                      catalog,rates,rates-apps,rates-functions,complete,dashboard,webhooks,functions (e.g. to profile one scenario). A scenario runs interleaved with
 //                      its floor only when the floor is selected too; alone otherwise. `functions` (issue 13, bench/functions.ts)
 //                      measures the function runner itself, before anything else starts; alone, it is all that runs.
+//   BENCH_DASHBOARD_CONNECTIONS  concurrent connections of the dashboard pages' load (default 1)
 //   BENCH_SKIP_COLD=1  no cold start
 //   BENCH_PROFILE=1    --cpu-prof on the service; the report ends with where its CPU goes in each
 //                      scenario (the samples of that scenario's rounds, by area and by function)
@@ -69,6 +76,7 @@ import { runWebhookBench, type WebhookBenchResult } from '../test/fixtures/webho
 import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 import { PRODUCT_SCALE_SIZES } from './products-scale.js';
 import { RATE_APP_DELAY_MS, startRateReceiver } from './checkout.js';
+import { dashboardHeaders, dashboardPages, dashboardSanityCheck, dashboardSignIn } from './dashboard.js';
 import { printFunctionsFigures, printFunctionsTargets, runFunctionsBench, type FunctionsBenchResult } from './functions.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -88,13 +96,14 @@ const ROUNDS = Math.max(1, Math.round(envNumber('BENCH_ROUNDS', 6)));
 const WARMUP_S = envNumber('BENCH_WARMUP', 3);
 const QUIET_CORES = envNumber('BENCH_QUIET', 0.3);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 32);
+const DASH_CONNECTIONS = Math.max(1, Math.round(envNumber('BENCH_DASHBOARD_CONNECTIONS', 1)));
 const STORES = Math.max(1, envNumber('BENCH_STORES', 150));
 const APPS = Math.max(1, Math.round(envNumber('BENCH_APPS', 4)));
 const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
-const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'rates-functions', 'complete', 'webhooks', 'functions'];
+const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'rates-functions', 'complete', 'dashboard', 'webhooks', 'functions'];
 const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
 for (const s of ONLY) if (!SCENARIOS.includes(s)) throw new Error(`BENCH_ONLY: unknown scenario "${s}"`);
 const ORDERS = ['order', 'orders', 'analytics'].some((s) => ONLY.has(s)) ? envNumber('BENCH_ORDERS', 100_000) : 0;
@@ -106,6 +115,7 @@ const TARGETS = {
   productsVsPk: 0.6, orderVsPk: 0.6, notFoundVsHello: 0.75, productsP99Ms: 25, coldStartMs: 5000, analyticsMs: 300,
   catalogScaleDrop: 0.2, webhookDeliveriesPerSec: 1500, webhookP99Ms: 1000,
   ratesZonesP99Ms: 10, ratesAppsOverMs: 15, ratesCachedVsZones: 0.9, completeVsOrders: 0.5, ratesFunctionsP99Ms: 15,
+  dashboardMs: 50,
 };
 /** Issue 11: server CPU per request before the work on it, on PostgreSQL (the service process alone). */
 const CPU_BASELINES_US = { products50: 300, orders50: 690 };
@@ -348,6 +358,23 @@ function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesAp
   ratioLine('checkout complete vs POST /orders:', s.complete, s.ordersCreate, TARGETS.completeVsOrders);
 }
 
+/** Issue 15: each dashboard page's p99 against "server time under 50 ms", with its CPU per request. */
+function dashboardTargets(pages: Series[]) {
+  if (!pages.length) return;
+  console.log(`  dashboard pages @ ${DASH_CONNECTIONS} connection(s), 10k deliveries and 10k runs (target: server time < ${TARGETS.dashboardMs} ms, read as p99 latency and as server CPU per request < ${TARGETS.dashboardMs} ms):`);
+  for (const s of pages) {
+    const p50 = over(s, (r) => r.p50)!, p99 = over(s, (r) => r.p99)!;
+    const cpu = over(s, (r) => r.serverCpuUsPerReq);
+    const db = SERVER_URL ? over(s, (r) => r.dbCpuUsPerReq) : null;
+    // Server CPU per request (the service's, plus its PostgreSQL backends'): the server's own time,
+    // which other load on the machine stretches less than it stretches latency.
+    const cpuMs = cpu ? (cpu.median + (db?.median ?? 0)) / 1000 : null;
+    const cpuText = cpu ? `CPU/req ${(cpu.median / 1000).toFixed(1)} ms${db ? ` + db ${(db.median / 1000).toFixed(1)} ms` : ''}` : 'CPU/req n/a';
+    const noisy = s.noisy ? '  (NOISY)' : '';
+    console.log(`    ${s.scenario.name.padEnd(44)} p50 ${p50.median.toFixed(1).padStart(5)} ms  p99 ${p99.median.toFixed(1).padStart(5)} ms [${range(p99, (x) => x.toFixed(1))}]  ${cpuText}   by p99: ${verdict(p99.median < TARGETS.dashboardMs)}, by CPU: ${cpuMs === null ? 'n/a' : verdict(cpuMs < TARGETS.dashboardMs)}${noisy}`);
+  }
+}
+
 /**
  * The checkout scenarios answer as expected before any load; the cached checkouts get quoted once.
  * Returns the zones store's merchant JWT (logged in through the service), for `POST /orders`.
@@ -428,10 +455,11 @@ async function main() {
   const checkoutCounts = CHECKOUT
     ? { uncached: ONLY.has('rates-apps') ? Math.ceil((loadSeconds * CONNECTIONS * 1000) / RATE_APP_DELAY_MS) : 0, complete: ONLY.has('complete') ? Math.ceil(loadSeconds * 800) : 0 }
     : null;
-  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES, receiver && checkoutCounts ? { ratesUrl: receiver.url, ...checkoutCounts } : null);
+  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES, receiver && checkoutCounts ? { ratesUrl: receiver.url, ...checkoutCounts } : null, ONLY.has('dashboard'));
   const extras = [
     ORDERS ? `one store with ${ORDERS} orders and ${BENCH_ORDER_APPS} apps` : '',
     CATALOG_SIZES.length ? `catalog stores of ${CATALOG_SIZES.join(', ')} products` : '',
+    data.dashboard ? `a developer app with ${data.dashboard.deliveries} webhook deliveries and ${data.dashboard.runCount} function runs` : '',
     data.checkout ? `checkout stores with ${data.checkout.uncachedTokens.length + data.checkout.completeTokens.length + 400} checkouts` : '',
   ].filter(Boolean).join('; ');
   console.log(`  ${STORES} stores x ${APPS} apps (tier ${data.tier}) = ${data.tokens.length} tokens, 5 products each${extras ? `; ${extras}` : ''}: ${fmtMs(performance.now() - t0)}${target.databaseUrl ? ` (database ${new URL(target.databaseUrl).pathname.slice(1)})` : ` (${target.dataDir})`}`);
@@ -525,6 +553,19 @@ async function main() {
     )
     : [];
 
+  // Issue 15: the dashboard's developer pages, each alone, signed in with the session cookie.
+  const dashboard: Series[] = [];
+  if (data.dashboard && ONLY.has('dashboard')) {
+    const cookie = await dashboardSignIn(service.base, data.dashboard.login);
+    const pages = dashboardPages(data.dashboard);
+    await dashboardSanityCheck(service.base, cookie, pages);
+    for (const p of pages) {
+      const series = await measureGroup([svc(p.name, p.short, '/', [dashboardHeaders(p, cookie)], { paths: p.paths })], { ...groupOpts, connections: DASH_CONNECTIONS });
+      groups.push(series);
+      dashboard.push(series[0]);
+    }
+  }
+
   let analytics: (Latency & { orders: number }) | null = null;
   if (od && ONLY.has('analytics')) {
     analytics = await analyticsLatency(service.base, od.tokens);
@@ -617,6 +658,7 @@ async function main() {
     console.log(`  ${`webhook first-attempt p99 at ${webhooks.rate}/s:`.padEnd(38)} ${webhooks.latencyP99Ms.toFixed(0).padStart(5)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
   checkoutTargets({ ratesZones, ratesCached, ratesApps, ratesFunctions, complete, ordersCreate });
+  dashboardTargets(dashboard);
   if (functions) printFunctionsTargets(functions);
   if (cold) console.log(`  ${'cold start (empty embedded + demo):'.padEnd(38)} ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
   if (invalid.length) console.log(`  (${invalid.length} scenario(s) invalid: see the warnings above; their figures do not count)`);

@@ -19,6 +19,7 @@ import { uuidv7 } from '../src/ids.js';
 import { setupProductScaleBench, type ProductScaleStore } from './products-scale.js';
 import { setupOrderBench, type OrderBenchData } from './orders.js';
 import { setupCheckoutBench, type CheckoutBenchData } from './checkout.js';
+import { setupDashboardBench, type DashboardBenchData } from './dashboard.js';
 
 export interface BenchTarget {
   /** Service data dir (SVC_DATA_DIR); PGlite keeps its files in `<dataDir>/pgdata`. */
@@ -40,6 +41,8 @@ export interface BenchData {
   catalog: ProductScaleStore[] | null;
   /** The checkout stores (bench/checkout.ts), when asked for. */
   checkout: CheckoutBenchData | null;
+  /** The dashboard scenario's developer, app and history (bench/dashboard.ts), when asked for. */
+  dashboard: DashboardBenchData | null;
 }
 
 /** The same environment the server child gets, as the service's own config. */
@@ -78,7 +81,7 @@ async function pool<T, R>(items: T[], width: number, fn: (item: T, index: number
 
 export async function setupBenchData(
   target: BenchTarget, stores: number, appsPerStore: number, orders = 0, catalogSizes: number[] = [],
-  checkout: { ratesUrl: string; uncached: number; complete: number } | null = null,
+  checkout: { ratesUrl: string; uncached: number; complete: number } | null = null, dashboard = false,
 ): Promise<BenchData> {
   const config = loadConfig(serviceEnv(target), { persistSecret: false });
   const db = await openTargetDb(target);
@@ -118,13 +121,14 @@ export async function setupBenchData(
     const orderData = orders > 0 ? await setupOrderBench(deps, partner.user.id, orders) : null;
     const catalog = catalogSizes.length ? await setupProductScaleBench(deps, partner.user.id, catalogSizes) : null;
     const checkoutData = checkout ? await setupCheckoutBench(deps, partner.user.id, checkout.ratesUrl, checkout) : null;
+    const dashboardData = dashboard ? await setupDashboardBench(deps) : null;
     const { rows } = await deps.db.query<{ installs: number; products: number; variants: number }>(
       `SELECT (SELECT count(*)::int FROM installations WHERE app_id = ANY($1) AND status = 'active') AS installs,
               (SELECT count(*)::int FROM products) AS products, (SELECT count(*)::int FROM variants) AS variants`,
       [apps.map((a) => a.appId)],
     );
     if (rows[0].installs !== stores * appsPerStore) throw new Error(`expected ${stores * appsPerStore} active installations, found ${rows[0].installs}`);
-    return { tokens, storeIds, appIds: apps.map((a) => a.appId), tier: apps[0].tier, orders: orderData, catalog, checkout: checkoutData };
+    return { tokens, storeIds, appIds: apps.map((a) => a.appId), tier: apps[0].tier, orders: orderData, catalog, checkout: checkoutData, dashboard: dashboardData };
   } finally {
     await runtime.close();
   }

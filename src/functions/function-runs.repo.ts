@@ -74,8 +74,12 @@ export async function listRuns(q: Queryable, f: RunFilter, page: { limit: number
   const columns = withBodies
     ? '*'
     : 'id, app_id, store_id, function_id, function_handle, target, status, error_type, error_message, input_bytes, output_bytes, duration_ms, checkout_token_enc, created_at';
+  // The page's ids first, from the index alone, then its rows: a deep page skips index entries,
+  // not whole rows with their input and output (issue 15: 10,000 runs, any page under 50 ms).
   const { rows } = await q.query<RunRow>(
-    `SELECT ${columns} FROM function_runs WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`,
+    `SELECT ${columns} FROM function_runs WHERE id IN (
+       SELECT id FROM function_runs WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5)
+     ORDER BY created_at DESC, id DESC`,
     [...params(f), page.limit, page.offset],
   );
   return rows;

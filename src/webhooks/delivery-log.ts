@@ -124,9 +124,14 @@ export async function listDeliveries(q: Queryable, appId: string, filters: { sta
   const where = 'app_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR topic = $3)';
   const params = [appId, filters.status ?? null, filters.topic ?? null];
   const [rows, total] = await Promise.all([
-    q.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`, [
-      ...params, page.limit, page.offset,
-    ]),
+    // The page's ids first, from the index alone, then its rows: a deep page skips index entries,
+    // not whole rows with their bodies (issue 15: 10,000 deliveries, any page under 50 ms).
+    q.query<DeliveryRow>(
+      `SELECT * FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5)
+       ORDER BY created_at DESC, id DESC`,
+      [...params, page.limit, page.offset],
+    ),
     q.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`, params),
   ]);
   return { deliveries: await withAttempts(q, rows.rows), total: total.rows[0].n };
