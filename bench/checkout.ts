@@ -117,8 +117,8 @@ async function checkouts(deps: Deps, store: { storeId: string; productId: string
   return tokens;
 }
 
-/** Three delivery-option functions of a typical size: hide over a price, rename, move. */
-const DELIVERY_FUNCTIONS = [
+/** Three delivery-option functions of a typical size: hide over a price, rename, move (also the dashboard scenario's). */
+export const DELIVERY_FUNCTIONS = [
   { handle: 'hide-dear', target: 'cart.delivery-options.transform.run', configuration: { maxPrice: '14.00' },
     expression: '{"operations": input.deliveryOptions.filter(o, double(o.price) > double(configuration.maxPrice)).map(o, {"hide": {"handle": o.handle}})}' },
   { handle: 'rename-standard', target: 'cart.delivery-options.transform.run',

@@ -16,6 +16,7 @@ import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
 import { installForBench } from './install.js';
+import { DELIVERY_FUNCTIONS } from './checkout.js';
 
 export const DASHBOARD_DELIVERIES = 10_000;
 export const DASHBOARD_RUNS = 10_000;
@@ -32,14 +33,8 @@ export interface DashboardBenchData {
   runCount: number;
 }
 
-const FUNCTIONS = [
-  { handle: 'hide-dear', target: 'cart.delivery-options.transform.run', configuration: { maxPrice: '14.00' },
-    expression: '{"operations": input.deliveryOptions.filter(o, double(o.price) > double(configuration.maxPrice)).map(o, {"hide": {"handle": o.handle}})}' },
-  { handle: 'rename-standard', target: 'cart.delivery-options.transform.run',
-    expression: '{"operations": input.deliveryOptions.filter(o, o.code == "Standard").map(o, {"rename": {"handle": o.handle, "title": o.title + " (tracked)"}})}' },
-  { handle: 'standard-first', target: 'cart.delivery-options.transform.run',
-    expression: '{"operations": input.deliveryOptions.filter(o, o.code == "Standard").map(o, {"move": {"handle": o.handle, "index": 0}})}' },
-];
+/** The checkout scenario's three delivery functions: their runs fill the dashboard's log. */
+const FUNCTIONS = DELIVERY_FUNCTIONS;
 
 const TOPICS = ['orders/create', 'orders/updated', 'orders/paid', 'products/update', 'products/create', 'customers/create', 'app/uninstalled'];
 
