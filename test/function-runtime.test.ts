@@ -350,6 +350,82 @@ describe('C11.4 the worker pool', () => {
     }
   });
 
+  it('runAll: a target\'s runs as one task, each result as its own run gives, in order', async () => {
+    const shared = JSON.stringify(checkoutInput);
+    const cases = [
+      { target: DELIVERY, expression: '{"operations": input.deliveryOptions.map(o, {"hide": {"handle": o.handle}})}', input: checkoutInput, inputJson: shared },
+      { target: VALIDATIONS, expression: '1 / 0', input: {} },
+      { target: DELIVERY, expression: '{"operations": input.deliveryOptions.map(o, {"rename": {"handle": o.handle, "title": o.title + "!"}})}', input: checkoutInput, inputJson: shared },
+      { target: VALIDATIONS, expression: '{"operations": []}', input: { s: 'x'.repeat(MAX_INPUT_BYTES) } },
+      { target: DISCOUNTS, expression: '{"operations": [{"orderDiscountAdd": {"message": "m", "value": {"percentage": configuration.p}}}]}', input: {}, configuration: { p: 15 } },
+    ];
+    const patient = createFunctionRunner({ threads: 1, timeoutMs: 1000 });
+    try {
+      const results = await patient.runAll(cases);
+      expect(results.map((r) => r.errorType)).toEqual([null, 'RuntimeError', null, 'InputSizeLimitExceededError', null]);
+      expect(results.map(strip)).toEqual(cases.map((c) => strip(evaluateOnce(c, { timeoutMs: 1000 }))));
+      expect(patient.stats()).toMatchObject({ runs: 4, timeouts: 0, workersReplaced: 0 });
+      expect(await patient.runAll([])).toEqual([]);
+    } finally {
+      await patient.close();
+    }
+  });
+
+  it('runAll: a runaway among a task\'s runs alone fails at its own deadline; the others, before and after it, succeed', async () => {
+    // Two workers, as in production: the others are sent again to the worker still standing (with
+    // one, they would wait for the replacement to load, longer than a run may wait).
+    const one = createFunctionRunner({ threads: 2 });
+    try {
+      await one.ready();
+      const ok = (n: number) => ({ target: VALIDATIONS, expression: `{"operations": input.n > ${n}.0 ? [] : []}`, input: { n } });
+      const t0 = performance.now();
+      const results = await one.runAll([ok(1), ok(2), { target: VALIDATIONS, expression: RUNAWAY, input: BIG }, ok(3)]);
+      const wall = performance.now() - t0;
+      expect(results.map((r) => r.errorType)).toEqual([null, null, 'TimeoutError', null]);
+      expect(results[2]).toMatchObject({ errorMessage: expect.stringMatching(/^the run was stopped after [0-9.]+ ms; the limit is 50 ms$/) });
+      expect(results[2].durationMs).toBeGreaterThanOrEqual(50);
+      // The runs before it are sent again with the one after it, once the replacement is up.
+      expect(wall).toBeLessThan(5000);
+      expect(one.stats()).toMatchObject({ runs: 4, timeouts: 1, workersReplaced: 1, busy: 0, waiting: 0 });
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('runAll: an expression that exhausts the heap fails alone; its task\'s other run succeeds', async () => {
+    const tight = createFunctionRunner({ threads: 1, heapMb: 32, timeoutMs: 20_000 });
+    try {
+      await tight.ready();
+      const [hog, fine] = await tight.runAll([
+        { target: VALIDATIONS, expression: 'input.big.map(a, input.big.map(b, input.big.map(c, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" + string(a + b + c))))', input: BIG },
+        { target: VALIDATIONS, expression: '{"operations": []}', input: {} },
+      ]);
+      expect(hog).toMatchObject({ status: 'failure', errorType: 'RuntimeError', errorMessage: 'the run exceeded the memory limit and was stopped' });
+      expect(fine).toMatchObject({ status: 'success', output: { operations: [] } });
+    } finally {
+      await tight.close();
+    }
+  });
+
+  it('runAll: the queue bound counts runs; a task that does not fit fails whole, at once', async () => {
+    const small = createFunctionRunner({ threads: 1, maxQueue: 2, timeoutMs: 300, maxWaitMs: 100 });
+    try {
+      await small.ready();
+      const runaway = small.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
+      await new Promise((r) => setTimeout(r, 20));
+      const noop = { target: VALIDATIONS, expression: '{"operations": []}', input: {} };
+      const refused = await small.runAll([noop, noop, noop]);
+      expect(refused.map((r) => r.errorMessage)).toEqual(Array(3).fill(expect.stringMatching(/^not run: the function pool is saturated \(1 running, 0 waiting\)$/)));
+      const queued = small.runAll([noop, noop]);
+      expect(small.stats()).toMatchObject({ waiting: 2 });
+      expect((await queued).map((r) => r.errorType)).toEqual(['TimeoutError', 'TimeoutError']);
+      await runaway;
+      expect(small.stats()).toMatchObject({ saturated: 5, timeouts: 1, busy: 0, waiting: 0 });
+    } finally {
+      await small.close();
+    }
+  });
+
   it('after close, a run fails instead of throwing', async () => {
     const r = createFunctionRunner({ threads: 1 });
     await r.close();

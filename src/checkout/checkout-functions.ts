@@ -1,6 +1,6 @@
 // The store's functions at a checkout (C11.3, C11.4): which run when, with what input, and what
-// their outputs make of the checkout. The active functions of a target run in parallel (each sees
-// the same input) in the service's worker pool; their operations are applied in activation order
+// their outputs make of the checkout. The active functions of a target run together (each sees
+// the same input) in the service's worker pool, as one task; their operations are applied in activation order
 // (src/functions/operations.ts). A failed run's operations are dropped and the checkout goes on.
 // Every run is recorded (C11.5) behind the answer, in batches (src/functions/run-recorder.ts), so
 // recording never slows the checkout.
@@ -61,9 +61,7 @@ async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTar
   const now = deps.clock.now();
   // Serialised once for all the target's functions, and once (without the token) for their records.
   const inputJson = JSON.stringify(input);
-  const results = await Promise.all(
-    functions.map((f) => deps.functions.run({ target, expression: f.expression, input, inputJson, configuration: f.configuration })),
-  );
+  const results = await deps.functions.runAll(functions.map((f) => ({ target, expression: f.expression, input, inputJson, configuration: f.configuration })));
   const stored = new JsonText(JSON.stringify(withoutToken(input)));
   const sealedToken = deps.secrets.seal(call.token);
   deps.runRecorder.add(functions.map((f, i): NewRun => ({

@@ -83,9 +83,10 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 /**
  * Evaluate a prepared run. Synchronous: in a worker the main thread enforces the deadline by
  * terminating the worker; here a run that finishes late is still reported as TimeoutError, so a
- * local run and a production run fail the same way.
+ * local run and a production run fail the same way. `parsedInput`: the input's value when the
+ * caller shares one parse between runs of the same input (its cost counts in the run that parses).
  */
-export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS): RunResult {
+export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS, parsedInput?: () => unknown): RunResult {
   const started = performance.now();
   const elapsed = () => round(performance.now() - started);
   const { inputBytes } = run;
@@ -94,7 +95,7 @@ export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS): RunRes
 
   let value: unknown;
   try {
-    value = program.evaluate({ input: JSON.parse(run.inputJson), configuration: JSON.parse(run.configurationJson) });
+    value = program.evaluate({ input: parsedInput ? parsedInput() : JSON.parse(run.inputJson), configuration: JSON.parse(run.configurationJson) });
   } catch (err) {
     // Deep recursion and the like: CEL itself reports its errors as values.
     return failure('RuntimeError', messageOf(err), inputBytes, elapsed());

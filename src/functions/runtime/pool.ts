@@ -8,6 +8,11 @@
 //   run has been executing for `timeoutMs` its AbortSignal fires, piscina terminates the worker that
 //   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
 //   counts from when the worker starts the run (it writes the start into a shared slot).
+// - Runs asked together (`runAll`: a checkout target's functions) go to one worker as one task:
+//   one message each way instead of one pair per run, the shared input sent and parsed once. Each
+//   run keeps its own deadline (the worker marks each run's start and end); when one overruns, it
+//   alone fails, and the task's other runs are sent again (CEL is deterministic: a finished run
+//   gives the same result twice) without it.
 // - The queue is ours, not piscina's: a run goes to piscina only when a loaded worker is free, so a
 //   run never waits inside piscina, where withdrawing it could cost a worker (piscina terminates the
 //   worker a task was posted to) and where its maxQueue does not count tasks that carry a signal.
@@ -21,7 +26,7 @@ import { epochMicros } from './clock.js';
 import { failure, isPrepared, prepareRun, type PreparedRun, type RunRequest } from './evaluate.js';
 import { workerFile } from './worker-file.js';
 import { RUN_TIMEOUT_MS, type RunResult } from './limits.js';
-import type { WorkerTask } from './worker.js';
+import type { TaskRun, WorkerTask } from './worker.js';
 
 export interface FunctionRunnerOptions {
   /** Worker threads (default: 2, at most the machine's parallelism). */
@@ -51,6 +56,12 @@ export interface FunctionRunnerStats {
 
 export interface FunctionRunner {
   run(request: RunRequest): Promise<RunResult>;
+  /**
+   * Several runs at once (a checkout target's active functions, C11.4), results in the same order.
+   * They go to one worker as one task, each input sent and parsed once, each run still held to its
+   * own deadline: one message to a worker and one back, rather than one pair per run.
+   */
+  runAll(requests: readonly RunRequest[]): Promise<RunResult[]>;
   /** Resolves when the first workers have loaded; `run` waits for it by itself. */
   ready(): Promise<void>;
   stats(): FunctionRunnerStats;
@@ -59,11 +70,18 @@ export interface FunctionRunner {
 
 const NOT_STARTED_MS = 1000;
 
+/** Runs waiting for a worker, as one task. */
 interface Waiting {
-  run: PreparedRun;
-  resolve: (result: RunResult) => void;
+  runs: PreparedRun[];
+  resolve: (results: Outcome[]) => void;
   timer: NodeJS.Timeout;
 }
+
+/**
+ * A run's outcome in a task: its result, or null when another run of the same task overran or
+ * killed the worker before this one's result came back (it is sent again, in a task of its own).
+ */
+type Outcome = RunResult | null;
 
 export function createFunctionRunner(options: FunctionRunnerOptions = {}): FunctionRunner {
   const threads = Math.max(1, Math.min(options.threads ?? 2, availableParallelism()));
@@ -73,7 +91,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
 
-  const pool = new Piscina<WorkerTask, RunResult>({
+  const pool = new Piscina<WorkerTask, RunResult[]>({
     filename: workerFile(),
     minThreads: threads,
     maxThreads: threads,
@@ -109,79 +127,90 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
 
   const stats = { runs: 0, timeouts: 0, saturated: 0 };
   const queue: Waiting[] = [];
+  /** Runs in `queue` (the bound counts runs, not tasks). */
+  let waiting = 0;
   let busy = 0;
   let closed = false;
 
   function dispatch(): void {
     while (queue.length > 0 && busy < loaded() && !closed) {
       const next = queue.shift()!;
+      waiting -= next.runs.length;
       clearTimeout(next.timer);
-      void execute(next.run).then(next.resolve);
+      void execute(next.runs).then(next.resolve);
     }
   }
 
-  async function execute(run: PreparedRun): Promise<RunResult> {
+  async function execute(runs: PreparedRun[]): Promise<Outcome[]> {
     busy++;
-    const startedAt = new SharedArrayBuffer(8);
-    const slot = new BigInt64Array(startedAt);
+    const progress = new BigInt64Array(new SharedArrayBuffer(16 * runs.length));
+    const startOf = (i: number) => Atomics.load(progress, 2 * i);
+    const endOf = (i: number) => Atomics.load(progress, 2 * i + 1);
+    /** The run the worker is on: started and not ended (-1 between runs, before the first, after the last). */
+    const current = () => {
+      for (let i = 0; i < runs.length; i++) if (endOf(i) === 0n) return startOf(i) === 0n ? -1 : i;
+      return -1;
+    };
     const sent = epochMicros();
     const controller = new AbortController();
-    let ranMs: number | null = null;
+    let overran: { run: number; ms: number } | null = null;
     let neverStarted = false;
     let timer: NodeJS.Timeout | undefined;
-    // Wakes at the earliest moment the run could be over its limit, and again if it started late.
-    // A run a worker never starts (a worker that cannot load) is given up after a second.
+    // Wakes at the earliest moment the run in progress could be over its limit, and again if it
+    // started late or the worker has moved on to the next run. A task whose first run a worker
+    // never starts (a worker that cannot load) is given up after a second.
     const watch = (delayMs: number) => {
       timer = setTimeout(() => {
-        const start = Atomics.load(slot, 0);
         const now = epochMicros();
-        if (start === 0n) {
-          if (Number(now - sent) / 1000 >= NOT_STARTED_MS) {
+        const at = current();
+        if (at === -1) {
+          if (startOf(0) === 0n && Number(now - sent) / 1000 >= NOT_STARTED_MS) {
             neverStarted = true;
             controller.abort();
-          } else watch(timeoutMs);
+          } else watch(startOf(0) === 0n ? timeoutMs : 1);
           return;
         }
-        const ran = Number(now - start) / 1000;
+        const ran = Number(now - startOf(at)) / 1000;
         if (ran >= timeoutMs) {
-          ranMs = ran;
+          overran = { run: at, ms: ran };
           controller.abort();
         } else watch(timeoutMs - ran);
       }, Math.max(1, Math.ceil(delayMs)));
     };
     watch(timeoutMs);
     try {
-      return await pool.run({ run, timeoutMs, startedAt }, { signal: controller.signal });
+      return await pool.run(taskOf(runs, timeoutMs, progress.buffer as SharedArrayBuffer), { signal: controller.signal });
     } catch (err) {
-      if (ranMs !== null) {
+      const stopped = overran as { run: number; ms: number } | null;
+      if (stopped) {
         stats.timeouts++;
-        const ms = Math.round(ranMs * 1000) / 1000;
-        return failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms);
+        const ms = Math.round(stopped.ms * 1000) / 1000;
+        return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
       }
-      if (neverStarted) return failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes);
-      return failure('RuntimeError', workerFailure(err), run.inputBytes, Math.round(Number(epochMicros() - sent) / 1000) / 1000);
+      if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
+      // The worker died (out of memory): the run it was on is the one to blame; without one, all.
+      const culprit = current();
+      const ms = Math.round(Number(epochMicros() - (culprit === -1 ? sent : startOf(culprit))) / 1000) / 1000;
+      return runs.map((run, i) => (culprit === -1 || i === culprit ? failure('RuntimeError', workerFailure(err), run.inputBytes, ms) : null));
     } finally {
       clearTimeout(timer);
       busy--;
-      // After this run's continuation: a replacement is counted in by its own event.
+      // After this task's continuation: a replacement is counted in by its own event.
       queueMicrotask(dispatch);
     }
   }
 
-  async function run(request: RunRequest): Promise<RunResult> {
-    const prepared = prepareRun(request);
-    if (!isPrepared(prepared)) return prepared;
-    const { inputBytes } = prepared;
-    if (closed) return failure('RuntimeError', 'the function runner is closed', inputBytes);
-    stats.runs++;
-    if (queue.length === 0 && busy < loaded()) return execute(prepared);
-    if (queue.length >= maxQueue) {
-      stats.saturated++;
-      return failure('TimeoutError', `not run: the function pool is saturated (${busy} running, ${queue.length} waiting)`, inputBytes);
+  /** The runs as one task, now or after a wait; each run's outcome in order. */
+  function submit(runs: PreparedRun[]): Promise<Outcome[]> {
+    if (closed) return Promise.resolve(runs.map((run) => failure('RuntimeError', 'the function runner is closed', run.inputBytes)));
+    if (queue.length === 0 && busy < loaded()) return execute(runs);
+    if (waiting + runs.length > maxQueue) {
+      stats.saturated += runs.length;
+      return Promise.resolve(runs.map((run) => failure('TimeoutError', `not run: the function pool is saturated (${busy} running, ${waiting} waiting)`, run.inputBytes)));
     }
-    return new Promise<RunResult>((resolve) => {
+    return new Promise<Outcome[]>((resolve) => {
       const entry: Waiting = {
-        run: prepared,
+        runs,
         resolve,
         // Waiting for the first workers to load is not the expression's fault, nor saturation.
         timer: setTimeout(function expire() {
@@ -192,32 +221,79 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
           const at = queue.indexOf(entry);
           if (at === -1) return;
           queue.splice(at, 1);
-          stats.saturated++;
-          resolve(failure('TimeoutError', `not run: no worker was free within ${maxWaitMs} ms (the function pool is saturated)`, inputBytes));
+          waiting -= runs.length;
+          stats.saturated += runs.length;
+          resolve(runs.map((run) => failure('TimeoutError', `not run: no worker was free within ${maxWaitMs} ms (the function pool is saturated)`, run.inputBytes)));
         }, maxWaitMs),
       };
       queue.push(entry);
+      waiting += runs.length;
     });
   }
 
+  /** Submits the runs, and again those a sibling's overrun or crash left without a result. */
+  async function settle(runs: PreparedRun[]): Promise<RunResult[]> {
+    const outcomes = await submit(runs);
+    const again = outcomes.flatMap((o, i) => (o === null ? [i] : []));
+    if (again.length) {
+      // Each pass settles at least the run that overran: this ends.
+      const retried = await settle(again.map((i) => runs[i]));
+      again.forEach((i, j) => (outcomes[i] = retried[j]));
+    }
+    return outcomes as RunResult[];
+  }
+
+  async function runAll(requests: readonly RunRequest[]): Promise<RunResult[]> {
+    const results: RunResult[] = new Array(requests.length);
+    const prepared: { at: number; run: PreparedRun }[] = [];
+    requests.forEach((request, at) => {
+      const p = prepareRun(request);
+      if (isPrepared(p)) prepared.push({ at, run: p });
+      else results[at] = p;
+    });
+    if (prepared.length) {
+      if (!closed) stats.runs += prepared.length;
+      const settled = await settle(prepared.map((p) => p.run));
+      prepared.forEach((p, i) => (results[p.at] = settled[i]));
+    }
+    return results;
+  }
+
   return {
-    run,
+    run: async (request) => (await runAll([request]))[0],
+    runAll,
     ready: () => warm,
-    stats: () => ({ threads, loaded: loaded(), busy, waiting: queue.length, ...stats, workersReplaced: destroyed }),
+    stats: () => ({ threads, loaded: loaded(), busy, waiting, ...stats, workersReplaced: destroyed }),
     async close() {
       closed = true;
       for (const w of queue.splice(0)) {
         clearTimeout(w.timer);
-        w.resolve(failure('RuntimeError', 'the function runner is closed', w.run.inputBytes));
+        w.resolve(w.runs.map((run) => failure('RuntimeError', 'the function runner is closed', run.inputBytes)));
       }
+      waiting = 0;
       await pool.destroy();
     },
   };
 }
 
-async function warmUp(pool: Piscina<WorkerTask, RunResult>, threads: number, timeoutMs: number): Promise<void> {
+/** The runs as a worker task: each distinct input text once. */
+function taskOf(runs: readonly PreparedRun[], timeoutMs: number, progress: SharedArrayBuffer): WorkerTask {
+  const inputs: string[] = [];
+  const indexOf = new Map<string, number>();
+  const taskRuns = runs.map(({ inputJson, ...run }): TaskRun => {
+    let input = indexOf.get(inputJson);
+    if (input === undefined) {
+      input = inputs.push(inputJson) - 1;
+      indexOf.set(inputJson, input);
+    }
+    return { ...run, input };
+  });
+  return { inputs, runs: taskRuns, timeoutMs, progress };
+}
+
+async function warmUp(pool: Piscina<WorkerTask, RunResult[]>, threads: number, timeoutMs: number): Promise<void> {
   const run = { target: 'cart.validations.generate.run' as const, expression: WARM_UP_EXPRESSION, inputJson: '{}', configurationJson: '{}', inputBytes: 0 };
-  const runs = Array.from({ length: threads }, () => pool.run({ run, timeoutMs, startedAt: new SharedArrayBuffer(8) }).catch(() => undefined));
+  const runs = Array.from({ length: threads }, () => pool.run(taskOf([run], timeoutMs, new SharedArrayBuffer(16))).catch(() => undefined));
   await Promise.all(runs);
 }
 

@@ -1,20 +1,38 @@
-// The pool worker's task: mark the run as started (the main thread's deadline counts from here,
-// not from when the run was queued), then execute it.
+// The pool worker's task: one or more runs, executed in order. Each run's start and end go into
+// shared slots as they happen, so the main thread's deadline counts per run, from when the worker
+// starts it (not from when it was queued, nor from when the task's first run started).
 import { epochMicros } from './clock.js';
 import { executeRun, warmUp, type PreparedRun } from './evaluate.js';
 import type { RunResult } from './limits.js';
 
+/** A run of a task, its input named by index into the task's `inputs` (sent once for all the runs that share it). */
+export type TaskRun = Omit<PreparedRun, 'inputJson'> & { input: number };
+
 export interface WorkerTask {
-  run: PreparedRun;
+  /** The distinct inputs of the task's runs, as JSON text. */
+  inputs: string[];
+  runs: TaskRun[];
   timeoutMs: number;
-  /** One BigInt64 slot: 0 until the worker starts the run, then the start in epoch microseconds. */
-  startedAt: SharedArrayBuffer;
+  /** Two BigInt64 slots per run (2i: start, 2i + 1: end), epoch microseconds; 0 until then. */
+  progress: SharedArrayBuffer;
 }
 
 // Before piscina sees this worker as ready: a replacement worker arrives warm.
 warmUp();
 
-export default function runTask(task: WorkerTask): RunResult {
-  Atomics.store(new BigInt64Array(task.startedAt), 0, epochMicros());
-  return executeRun(task.run, task.timeoutMs);
+export default function runTask(task: WorkerTask): RunResult[] {
+  const progress = new BigInt64Array(task.progress);
+  // Each input is parsed once, by the first run that reads it: CEL never changes its variables,
+  // so the runs of a target share the value as they share the text.
+  const parsed = new Map<number, unknown>();
+  const inputOf = (index: number) => () => {
+    if (!parsed.has(index)) parsed.set(index, JSON.parse(task.inputs[index]));
+    return parsed.get(index);
+  };
+  return task.runs.map(({ input, ...run }, i) => {
+    Atomics.store(progress, 2 * i, epochMicros());
+    const result = executeRun({ ...run, inputJson: task.inputs[input] }, task.timeoutMs, inputOf(input));
+    Atomics.store(progress, 2 * i + 1, epochMicros());
+    return result;
+  });
 }
