@@ -16,6 +16,7 @@ import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
 import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
+import type { StoreConfigCache } from './checkout/store-config-cache.js';
 import type { RunRecorder } from './functions/run-recorder.js';
 
 export interface Deps {
@@ -43,6 +44,8 @@ export interface Deps {
   runRecorder: RunRecorder;
   /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */
   rateMemo: RateMemo;
+  /** This process's copies of stores' zones, shipping apps, address and functions, as of their version (src/checkout/store-config-cache.ts). */
+  storeConfigs: StoreConfigCache;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

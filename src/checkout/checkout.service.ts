@@ -64,7 +64,7 @@ async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Pr
  */
 async function checkoutForQuote(deps: Deps, storeURL: string, token: string): Promise<CheckoutQuoteData> {
   const hash = isCheckoutTokenShape(token) ? hashCheckoutToken(token) : null;
-  const found = hash ? await findCheckoutForQuote(deps.db, storeURL, hash) : null;
+  const found = hash ? await findCheckoutForQuote(deps.db, storeURL, hash, deps.storeConfigs) : null;
   if (found && sameTokenHash(found.row.token_hash, hash!)) return found;
   await storeOf(deps, storeURL);
   throw notFound('Checkout not found');

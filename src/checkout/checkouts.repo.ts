@@ -9,6 +9,7 @@ import type { ShippingRate } from './shipping-rates.js';
 import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
+import { zonesForCountry, type StoreConfigCache } from './store-config-cache.js';
 import type { FunctionResults } from './checkout-functions.js';
 import { activeFunctionsJson, type StoreFunctionRow } from '../functions/functions.repo.js';
 
@@ -104,8 +105,9 @@ const REF_NUM = (ref: string) => `CASE WHEN ${ref} ~ '^[0-9]{1,18}$' THEN (${ref
 
 const CHECKOUT_QUOTE_SQL = `
 WITH c AS (
-  SELECT c.*, s.slug AS store_slug, s.currency AS store_currency
+  SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, coalesce(v.version, 0)::text AS config_version
     FROM checkouts c JOIN stores s ON s.id = c.store_id
+    LEFT JOIN store_checkout_configs v ON v.store_id = s.id
    WHERE c.token_hash = $1 AND s.slug = $2
 )
 SELECT json_build_object('checkout', row_to_json(c),
@@ -120,52 +122,79 @@ SELECT json_build_object('checkout', row_to_json(c),
           AND (p.id = ${REF_UUID(`l.item->>'product_id'`)} OR p.num_id = ${REF_NUM(`l.item->>'product_id'`)})
         LIMIT 1
      ) f ON true),
-  'zones', (SELECT coalesce(json_agg(json_build_object(
-            'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
-            'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
-            'min_price', z.min_price::text, 'max_price', z.max_price::text)), '[]'::json)
-     FROM shipping_zones z
-    WHERE z.store_id = c.store_id AND z.countries @> jsonb_build_array(upper(btrim(c.shipping_address->>'country_code')))),
-  'apps', (SELECT coalesce(json_agg(json_build_object(
-            'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
-            'shopDomain', c.store_slug) ORDER BY a.handle), '[]'::json)
-     FROM installations i JOIN apps a ON a.id = i.app_id
-    WHERE i.store_id = c.store_id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
-      AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
-  'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
-            'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
-     FROM store_addresses sa WHERE sa.store_id = c.store_id),
-  'functions', ${activeFunctionsJson('c.store_id')}) AS quote
+  -- The store's set (store-config-cache.ts) only when the caller does not hold this version of it:
+  -- CASE runs the subqueries of the branch it takes, and no other.
+  'config', CASE WHEN c.store_id = $3::uuid AND c.config_version = $4::text THEN NULL ELSE json_build_object(
+    'zones', (SELECT coalesce(json_agg(json_build_object(
+              'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
+              'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
+              'min_price', z.min_price::text, 'max_price', z.max_price::text) ORDER BY z.id), '[]'::json)
+       FROM shipping_zones z WHERE z.store_id = c.store_id),
+    'apps', (SELECT coalesce(json_agg(json_build_object(
+              'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
+              'shopDomain', c.store_slug) ORDER BY a.handle), '[]'::json)
+       FROM installations i JOIN apps a ON a.id = i.app_id
+      WHERE i.store_id = c.store_id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
+        AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
+    'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
+              'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
+       FROM store_addresses sa WHERE sa.store_id = c.store_id),
+    'functions', ${activeFunctionsJson('c.store_id')}) END) AS quote
 FROM c`;
+
+/** The store's set as the quote query sends it (JSON). */
+interface ConfigJson {
+  zones: StoredZone[];
+  apps: ShippingApp[];
+  origin: StoreAddress | null;
+  functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
+}
+
+const NO_ORIGIN: StoreAddress = { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null };
 
 /** The checkout's timestamps, which come as JSON text in the one-column answer of the quote query. */
 const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'] as const;
 
-/** The checkout with this token hash in the store with this slug, and all a quote of its rates reads; null when not found. */
-export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string): Promise<CheckoutQuoteData | null> {
+/**
+ * The checkout with this token hash in the store with this slug, and all a quote of its rates
+ * reads; null when not found. `configs`: this process's copies of stores' sets, used when the
+ * database says the copy is current and refreshed when it is not (without: read every time).
+ */
+export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string, configs?: StoreConfigCache): Promise<CheckoutQuoteData | null> {
+  const key = slug.toLowerCase();
+  // Kept before the query: its answer says whether this very copy is current.
+  const held = configs?.get(key) ?? null;
   // One JSON column rather than two dozen: the driver's per-column work on every row is most of
   // what reading this row costs the service.
   const { rows } = await q.query<{ quote: {
-    checkout: Record<string, unknown> & { store_slug: string; store_currency: string };
-    catalog: (CatalogLine | null)[]; zones: StoredZone[]; apps: ShippingApp[]; origin: StoreAddress | null;
-    functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
-  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, slug.toLowerCase()], { name: 'checkout_for_quote' });
+    checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string };
+    catalog: (CatalogLine | null)[]; config: ConfigJson | null;
+  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, key, held?.storeId ?? null, held?.version ?? null], { name: 'checkout_for_quote' });
   if (!rows[0]) return null;
-  const { checkout, catalog, zones, apps, origin, functions } = rows[0].quote;
-  const { store_slug, store_currency, ...fields } = checkout;
+  const { checkout, catalog, config: sent } = rows[0].quote;
+  const { store_slug, store_currency, config_version, ...fields } = checkout;
   for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
   const row = fields as unknown as CheckoutRow;
+  let config = held;
+  if (sent) {
+    config = {
+      storeId: row.store_id,
+      version: config_version,
+      zones: sent.zones,
+      apps: sent.apps,
+      origin: sent.origin ?? NO_ORIGIN,
+      functions: sent.functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
+    };
+    configs?.set(key, config);
+  }
   return {
     store: { id: row.store_id, slug: store_slug, currency: store_currency },
     row,
     // A line whose product is gone aggregates as null.
     catalog: catalog.map((f) => (f && f.product_id !== null ? f : null)),
-    zones,
-    shipping: {
-      apps,
-      origin: origin ?? { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null },
-    },
-    functions: functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
+    zones: zonesForCountry(config!.zones, row.shipping_address?.country_code),
+    shipping: { apps: [...config!.apps], origin: config!.origin },
+    functions: [...config!.functions],
   };
 }
 

@@ -1,0 +1,55 @@
+// This process's copy of what a checkout quote reads of its store besides the checkout: the zones,
+// the shipping apps with the store's address, and the active functions. The database numbers each
+// store's set (migration 0018: triggers move `store_checkout_configs.version` on every change to
+// any of it), and the quote query, given the version held here, sends the set again only when it
+// has moved (src/checkout/checkouts.repo.ts `findCheckoutForQuote`). So a quote is never served a
+// stale set, in this process or any other, and most quotes skip four of the query's five parts.
+import { alpha2 } from '../shipping/countries.js';
+import type { StoreFunctionRow } from '../functions/functions.repo.js';
+import type { ShippingApp } from './app-rates.js';
+import type { StoreAddress } from '../stores/store-address.js';
+import type { StoredZone } from './zone-rates.js';
+
+/** A store's set as of `version`: every zone of the store (a quote keeps its destination's). */
+export interface StoreCheckoutConfig {
+  storeId: string;
+  version: string;
+  zones: readonly StoredZone[];
+  apps: readonly ShippingApp[];
+  origin: StoreAddress;
+  functions: readonly StoreFunctionRow[];
+}
+
+/** Stores remembered; the least recently quoted go first. */
+export const STORE_CONFIGS_KEPT = 2_000;
+
+export class StoreConfigCache {
+  private readonly bySlug = new Map<string, StoreCheckoutConfig>();
+
+  constructor(readonly capacity = STORE_CONFIGS_KEPT) {}
+
+  get(slug: string): StoreCheckoutConfig | null {
+    const hit = this.bySlug.get(slug);
+    if (!hit) return null;
+    this.bySlug.delete(slug);
+    this.bySlug.set(slug, hit);
+    return hit;
+  }
+
+  set(slug: string, config: StoreCheckoutConfig): void {
+    this.bySlug.delete(slug);
+    this.bySlug.set(slug, config);
+    while (this.bySlug.size > this.capacity) this.bySlug.delete(this.bySlug.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.bySlug.size;
+  }
+}
+
+/** The zones holding the destination country, as `findZonesForCountry` finds them. */
+export function zonesForCountry(zones: readonly StoredZone[], country: unknown): StoredZone[] {
+  const code = alpha2(country);
+  if (!code) return [];
+  return zones.filter((z) => Array.isArray(z.countries) && (z.countries as unknown[]).includes(code));
+}
