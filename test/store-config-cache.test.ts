@@ -1,7 +1,7 @@
 // A process's copy of a store's checkout set (zones, shipping apps and address, active functions:
 // src/checkout/store-config-cache.ts) is never served stale: every kind of write to any of it, by
-// any process, moves the store's version (migration 0018's triggers), and the quote query then
-// sends the set again. The property swept here, change by change: a quote read through a cache that
+// any process, moves the store's version (migration 0018's triggers), and the quote then reads
+// the set again. The property swept here, change by change: a quote read through a cache that
 // was filled before the change equals a quote read with no cache at all, right after the change.
 // Writes that touch none of it (billing, an order) keep the copy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,7 +93,7 @@ describe('a store\'s checkout set, as of its version (migration 0018)', () => {
     expect(first!.functions.map((f) => f.handle)).toEqual(['rename']);
     expect(first!.zones.map((z) => z.id)).toEqual([x.zoneId]);
     const again = await x.read();
-    // The very copy: the query sent no set.
+    // The very copy: the set was not read again.
     expect(x.cache.get(x.slug.toLowerCase())).toBe(held);
     expect(setOf(again)).toEqual(setOf(first));
   });

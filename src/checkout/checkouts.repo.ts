@@ -9,7 +9,7 @@ import type { ShippingRate } from './shipping-rates.js';
 import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
-import { zonesForCountry, type StoreConfigCache } from './store-config-cache.js';
+import { zonesForCountry, type StoreCheckoutConfig, type StoreConfigCache } from './store-config-cache.js';
 import type { FunctionResults } from './checkout-functions.js';
 import { activeFunctionsJson, type StoreFunctionRow } from '../functions/functions.repo.js';
 
@@ -121,26 +121,47 @@ SELECT json_build_object('checkout', row_to_json(c),
         WHERE p.store_id = c.store_id
           AND (p.id = ${REF_UUID(`l.item->>'product_id'`)} OR p.num_id = ${REF_NUM(`l.item->>'product_id'`)})
         LIMIT 1
-     ) f ON true),
-  -- The store's set (store-config-cache.ts) only when the caller does not hold this version of it:
-  -- CASE runs the subqueries of the branch it takes, and no other.
-  'config', CASE WHEN c.store_id = $3::uuid AND c.config_version = $4::text THEN NULL ELSE json_build_object(
-    'zones', (SELECT coalesce(json_agg(json_build_object(
-              'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
-              'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
-              'min_price', z.min_price::text, 'max_price', z.max_price::text) ORDER BY z.id), '[]'::json)
-       FROM shipping_zones z WHERE z.store_id = c.store_id),
-    'apps', (SELECT coalesce(json_agg(json_build_object(
-              'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
-              'shopDomain', c.store_slug) ORDER BY a.handle), '[]'::json)
-       FROM installations i JOIN apps a ON a.id = i.app_id
-      WHERE i.store_id = c.store_id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
-        AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
-    'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
-              'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
-       FROM store_addresses sa WHERE sa.store_id = c.store_id),
-    'functions', ${activeFunctionsJson('c.store_id')}) END) AS quote
+     ) f ON true)) AS quote
 FROM c`;
+
+/**
+ * A store's set (store-config-cache.ts) with its version, read in one statement (one snapshot: the
+ * set is exactly the version's). Its own statement rather than a part of the quote's: a part that
+ * is skipped still costs its tables' locks and executor set-up on every execution.
+ */
+const STORE_CONFIG_SQL = `
+SELECT coalesce(v.version, 0)::text AS version, json_build_object(
+  'zones', (SELECT coalesce(json_agg(json_build_object(
+            'id', z.id, 'name', z.name, 'countries', z.countries, 'description', z.description, 'price_minor', z.price_minor,
+            'type', z.type, 'min_weight', z.min_weight::text, 'max_weight', z.max_weight::text,
+            'min_price', z.min_price::text, 'max_price', z.max_price::text) ORDER BY z.id), '[]'::json)
+     FROM shipping_zones z WHERE z.store_id = st.id),
+  'apps', (SELECT coalesce(json_agg(json_build_object(
+            'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
+            'shopDomain', st.slug) ORDER BY a.handle), '[]'::json)
+     FROM installations i JOIN apps a ON a.id = i.app_id
+    WHERE i.store_id = st.id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
+      AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
+  'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
+            'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
+     FROM store_addresses sa WHERE sa.store_id = st.id),
+  'functions', ${activeFunctionsJson('st.id')}) AS config
+FROM stores st LEFT JOIN store_checkout_configs v ON v.store_id = st.id
+WHERE st.id = $1`;
+
+async function readStoreConfig(q: Queryable, storeId: string): Promise<StoreCheckoutConfig> {
+  const { rows } = await q.query<{ version: string; config: ConfigJson }>(STORE_CONFIG_SQL, [storeId], { name: 'checkout_store_config' });
+  const { version, config } = rows[0];
+  return {
+    storeId,
+    version,
+    zones: config.zones,
+    apps: config.apps,
+    origin: config.origin ?? NO_ORIGIN,
+    functions: config.functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
+  };
+}
+
 
 /** The store's set as the quote query sends it (JSON). */
 interface ConfigJson {
@@ -162,29 +183,22 @@ const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'
  */
 export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string, configs?: StoreConfigCache): Promise<CheckoutQuoteData | null> {
   const key = slug.toLowerCase();
-  // Kept before the query: its answer says whether this very copy is current.
-  const held = configs?.get(key) ?? null;
   // One JSON column rather than two dozen: the driver's per-column work on every row is most of
   // what reading this row costs the service.
   const { rows } = await q.query<{ quote: {
     checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string };
-    catalog: (CatalogLine | null)[]; config: ConfigJson | null;
-  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, key, held?.storeId ?? null, held?.version ?? null], { name: 'checkout_for_quote' });
+    catalog: (CatalogLine | null)[];
+  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, key], { name: 'checkout_for_quote' });
   if (!rows[0]) return null;
-  const { checkout, catalog, config: sent } = rows[0].quote;
+  const { checkout, catalog } = rows[0].quote;
   const { store_slug, store_currency, config_version, ...fields } = checkout;
   for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
   const row = fields as unknown as CheckoutRow;
-  let config = held;
-  if (sent) {
-    config = {
-      storeId: row.store_id,
-      version: config_version,
-      zones: sent.zones,
-      apps: sent.apps,
-      origin: sent.origin ?? NO_ORIGIN,
-      functions: sent.functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
-    };
+  // The copy when it is of this store at the version just read; else the set, read again.
+  const held = configs?.get(key);
+  let config = held && held.storeId === row.store_id && held.version === config_version ? held : null;
+  if (!config) {
+    config = await readStoreConfig(q, row.store_id);
     configs?.set(key, config);
   }
   return {
@@ -192,9 +206,9 @@ export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash
     row,
     // A line whose product is gone aggregates as null.
     catalog: catalog.map((f) => (f && f.product_id !== null ? f : null)),
-    zones: zonesForCountry(config!.zones, row.shipping_address?.country_code),
-    shipping: { apps: [...config!.apps], origin: config!.origin },
-    functions: [...config!.functions],
+    zones: zonesForCountry(config.zones, row.shipping_address?.country_code),
+    shipping: { apps: [...config.apps], origin: config.origin },
+    functions: [...config.functions],
   };
 }
 

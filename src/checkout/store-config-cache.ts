@@ -1,9 +1,10 @@
 // This process's copy of what a checkout quote reads of its store besides the checkout: the zones,
 // the shipping apps with the store's address, and the active functions. The database numbers each
 // store's set (migration 0018: triggers move `store_checkout_configs.version` on every change to
-// any of it), and the quote query, given the version held here, sends the set again only when it
-// has moved (src/checkout/checkouts.repo.ts `findCheckoutForQuote`). So a quote is never served a
-// stale set, in this process or any other, and most quotes skip four of the query's five parts.
+// any of it); the quote query reads the store's version with the checkout, and the set is read
+// again, by a statement of its own, only when the copy here is of another version
+// (src/checkout/checkouts.repo.ts `findCheckoutForQuote`). So a quote is never served a stale set,
+// in this process or any other, and most quotes read the checkout and its lines only.
 import { alpha2 } from '../shipping/countries.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
 import type { ShippingApp } from './app-rates.js';
