@@ -1,0 +1,33 @@
+// UUID version 7 (RFC 9562) as the service mints them: version and variant bits, the millisecond in
+// the first 48 bits, strictly increasing within a process (also within one millisecond and across
+// the random pool's refills), and unique.
+import { describe, expect, it } from 'vitest';
+import { uuidv7 } from '../src/ids.js';
+
+const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const msOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+
+describe('uuidv7', () => {
+  it('has version 7, the RFC variant and the given millisecond', () => {
+    const at = Date.UTC(2026, 10, 26, 12, 0, 0);
+    const id = uuidv7(at + 1000);
+    expect(id).toMatch(V7);
+    expect(msOf(id)).toBe(at + 1000);
+  });
+
+  it('strictly increases and never repeats over many ids in the same millisecond (past several pool refills)', () => {
+    const ids: string[] = [];
+    const at = Date.now() + 60_000;
+    for (let i = 0; i < 3000; i++) ids.push(uuidv7(at));
+    for (let i = 1; i < ids.length; i++) expect(ids[i] > ids[i - 1]).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(V7);
+    // The counter spilled into the next milliseconds rather than wrapping.
+    expect(msOf(ids.at(-1)!)).toBeGreaterThanOrEqual(at);
+  });
+
+  it('random bits differ between ids', () => {
+    const tails = new Set(Array.from({ length: 1000 }, () => uuidv7().slice(19)));
+    expect(tails.size).toBe(1000);
+  });
+});
