@@ -91,7 +91,7 @@ describe('C11.5 a target input stored once', () => {
 });
 
 describe('C11.5 deleting runs deletes their input with the last of them', () => {
-  it('retention: an input outlives a batch that leaves some of its runs, goes with the last, and a kept step keeps its input', async () => {
+  it("retention: a batch ends on a whole moment, so an old step's runs go with their input together, and a kept step keeps its input", async () => {
     const { app, step } = await setup();
     const retention = h.deps.config.deliveryRetentionDays * 86_400_000;
     const old = step(new Date(h.deps.clock.nowMs() - retention - 60_000));
@@ -101,9 +101,10 @@ describe('C11.5 deleting runs deletes their input with the last of them', () => 
     const cutoff = new Date(h.deps.clock.nowMs() - retention);
 
     // Batches of one run: other apps' old runs in this database may come first, so repeat until
-    // this app's old runs are gone, checking the input stays while any of them is left.
+    // this step's runs are gone; none of them ever goes without the others and the input.
     for (;;) {
       const left = (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM function_runs WHERE input_id = $1', [oldInput])).rows[0].n;
+      expect([0, 3]).toContain(left);
       expect(await inputExists(oldInput)).toBe(left > 0);
       if (!left) break;
       await deleteRunsBefore(h.deps.db, cutoff, 1);

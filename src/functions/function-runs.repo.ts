@@ -144,15 +144,22 @@ const freedInputs = (gone: string) => `DELETE FROM function_run_inputs i
                      WHERE r.created_at = i.created_at AND r.input_id = i.id AND r.id NOT IN (SELECT id FROM ${gone}))`;
 
 /**
- * Retention (C11.5): runs go when webhook delivery bodies do, and an input with its last run, in
- * the same statement. A batch may leave some of an input's runs for the next; the input waits for them.
+ * Retention (C11.5): runs go when webhook delivery bodies do, oldest first, and their inputs in the
+ * same statement. A batch is about `batch` runs, taken up to and including the moment of the
+ * batch-th oldest, so it always ends on a whole moment: an input's runs all have its moment
+ * (insertRuns), so a batch holds all of an input's runs or none, and the inputs of the runs it
+ * deletes can go without asking whether other runs use them (freedInputs' check, which for a
+ * batch of thousands PostgreSQL plans as a scan of every run). Answers the runs deleted, which
+ * may exceed `batch`; fewer than `batch` means none are left.
  */
 export async function deleteRunsBefore(q: Queryable, cutoff: Date, batch: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    `WITH gone AS (
-       DELETE FROM function_runs WHERE id IN (SELECT id FROM function_runs WHERE created_at < $1 LIMIT $2::int)
-       RETURNING id, input_id),
-     freed AS (${freedInputs('gone')})
+    `WITH last AS (
+       SELECT created_at FROM function_runs WHERE created_at < $1 ORDER BY created_at OFFSET $2::int - 1 LIMIT 1),
+     gone AS (
+       DELETE FROM function_runs WHERE created_at < $1 AND created_at <= coalesce((SELECT created_at FROM last), $1)
+       RETURNING input_id),
+     freed AS (DELETE FROM function_run_inputs WHERE id IN (SELECT input_id FROM gone))
      SELECT count(*)::int AS n FROM gone`,
     [cutoff, batch],
   );
