@@ -7,8 +7,9 @@
 -- coalesce(function_runs.input, function_run_inputs.input).
 --
 -- An input row shares `created_at` with all its runs (src/functions/function-runs.repo.ts writes
--- them in one statement, grouped by moment), so the deleters find the other runs of an input through
--- function_runs_age_idx by (created_at, input_id) and delete an input only with its last run.
+-- them in one statement, grouped by moment), so an input goes only with its last run: retention
+-- deletes whole moments, and the erasure looks an input's other runs up by (created_at, input_id)
+-- through function_runs_age_idx (docs/decisions.md, Functions).
 --
 -- There is deliberately no foreign key from function_runs.input_id: the check would be one more
 -- lookup per inserted run, and deleting an input would have to search function_runs for
