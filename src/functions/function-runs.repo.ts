@@ -57,7 +57,8 @@ export interface RunRow {
  * trip, not one per run, and a batch is written whole or not at all. Runs given the same input
  * value (the same object or JsonText, as runTarget gives a target's runs) at the same moment share
  * one input row. The moment is part of the key so that an input row's `created_at` is that of every
- * run using it: retention and erasure rely on it to find an input's other runs (see freedInputs).
+ * run using it: retention relies on it to take an input's runs together (deleteRunsBefore), and the
+ * erasure to find an input's other runs (freedInputs).
  */
 export async function insertRuns(q: Queryable, runs: readonly NewRun[]): Promise<void> {
   if (!runs.length) return;
