@@ -212,16 +212,45 @@ describe('C11.4 a failed run', () => {
   });
 });
 
+describe('C11.5 run records', () => {
+  it("a target's runs at one step share one stored input, and each reads back whole, token in place", async () => {
+    const s = await storeWith([
+      { handle: 'first', target: VALIDATION, expression: '{"operations": []}' },
+      { handle: 'second', target: VALIDATION, expression: '{"operations": []}' },
+    ]);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const c = await started(s, product);
+    const runs = await runsOf(s, 2);
+    expect(runs.map((r: any) => r.functionHandle).sort()).toEqual(['first', 'second']);
+    expect(runs[0].input).toEqual(runs[1].input);
+    expect(runs[0].input.checkout).toMatchObject({ token: c.token, email: c.email });
+    const { rows } = await h.db.query<any>('SELECT input, input_id FROM function_runs WHERE app_id = $1', [s.app.appId]);
+    expect(rows).toHaveLength(2);
+    expect(rows.map((r: any) => r.input)).toEqual([null, null]);
+    expect(rows[0].input_id).toEqual(expect.any(String));
+    expect(rows[1].input_id).toBe(rows[0].input_id);
+    const { rows: inputs } = await h.db.query<any>('SELECT input FROM function_run_inputs WHERE id = $1', [rows[0].input_id]);
+    expect(inputs).toHaveLength(1);
+    // At rest the shared input holds no token (it is sealed with each run).
+    expect(JSON.stringify(inputs[0].input)).not.toContain(c.token);
+  });
+});
+
 describe('C11.5 erasure', () => {
   it("the platform's erasure of a redacted customer (C9) erases the inputs and outputs of the runs at their checkouts", async () => {
     const s = await storeWith([{ handle: 'peek', target: VALIDATION, expression: '{"operations": []}' }]);
     const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
     const c = await started(s, product);
     await runsOf(s, 1);
-    const { rows: before } = await h.db.query<any>('SELECT input FROM function_runs WHERE app_id = $1', [s.app.appId]);
+    // The input is stored once for a target's runs (migration 0017), apart from the run's row.
+    const stored = `SELECT coalesce(r.input, i.input) AS input, r.input_id, r.output, r.checkout_token_enc
+      FROM function_runs r LEFT JOIN function_run_inputs i ON i.id = r.input_id WHERE r.app_id = $1`;
+    const { rows: before } = await h.db.query<any>(stored, [s.app.appId]);
     expect(JSON.stringify(before)).toContain(c.email);
     await h.db.transaction((tx) => redactCustomer(tx, { storeId: s.merchant.storeId, customerId: null, customerEmail: c.email, orderIds: [] }, new Date()));
-    const { rows } = await h.db.query<any>('SELECT input, output, checkout_token_enc FROM function_runs WHERE app_id = $1', [s.app.appId]);
-    expect(rows).toEqual([{ input: null, output: null, checkout_token_enc: null }]);
+    const { rows } = await h.db.query<any>(stored, [s.app.appId]);
+    expect(rows).toEqual([{ input: null, input_id: null, output: null, checkout_token_enc: null }]);
+    const { rows: inputs } = await h.db.query('SELECT id FROM function_run_inputs WHERE id = $1', [before[0].input_id]);
+    expect(inputs).toEqual([]);
   });
 });

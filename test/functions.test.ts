@@ -229,7 +229,11 @@ describe('C11.5, C11.6 run records: logs and runs', () => {
     expect(runs[0].output).toEqual({ operations: [] });
     expect(runs[1].output).toBeNull();
     // At rest the token is sealed and the stored input holds none.
-    const { rows } = await h.db.query('SELECT input, checkout_token_enc FROM function_runs WHERE id = $1', [runs[0].runId]);
+    const { rows } = await h.db.query(
+      'SELECT r.input, i.input AS shared, r.checkout_token_enc FROM function_runs r LEFT JOIN function_run_inputs i ON i.id = r.input_id WHERE r.id = $1',
+      [runs[0].runId],
+    );
+    expect(rows[0].shared).toEqual({ checkout: { email: 'buyer@example.com', line_items: [] }, shop: { id: expect.any(String) } });
     expect(JSON.stringify(rows[0])).not.toContain(token);
   });
 

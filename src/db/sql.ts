@@ -87,12 +87,12 @@ export async function insertRow<T = Record<string, any>>(q: Queryable, table: st
 
 /**
  * `INSERT INTO table (...) VALUES (...), (...), ...` of several rows with the same columns (the
- * first row's), in one statement: one round trip for a batch.
+ * first row's), in one statement: one round trip for a batch. `params` continues the numbering of
+ * a statement that already has parameters (two inserts in one statement, joined by WITH).
  */
-export function insertRowsSql(table: string, rows: readonly Row[], options: InsertOptions = {}): { sql: string; params: unknown[] } {
+export function insertRowsSql(table: string, rows: readonly Row[], options: InsertOptions = {}, params: unknown[] = []): { sql: string; params: unknown[] } {
   if (!rows.length) throw new Error(`insert into ${table} without rows`);
   const columns = defined(rows[0]).map(([c]) => c);
-  const params: unknown[] = [];
   const tuples = rows.map((row) => {
     if (Object.keys(row).some((k) => row[k] !== undefined && !columns.includes(k))) throw new Error(`insert into ${table}: rows with different columns`);
     return `(${columns.map((c) => bind(params, c, row[c] ?? null, options.casts)).join(', ')})`;

@@ -1,8 +1,13 @@
 // Run records (C11.5) in the database (function_runs, migration 0012). The checkout's token is a
 // bearer secret: it is stored sealed, apart from the input, and put back into the input on read,
 // so the developer sees the run exactly as it happened and the table holds no usable token.
+//
+// The runs of one target at one checkout step share their input, and it is stored once for them
+// (function_run_inputs, migration 0017): one ~2 KB jsonb row and its WAL instead of one per run.
+// Runs recorded before that keep their input inline; every read takes whichever is there.
 import type { Queryable } from '../db/db.js';
-import { insertRows, JsonText } from '../db/sql.js';
+import { insertRowsSql, JsonText, type Row } from '../db/sql.js';
+import { uuidv7 } from '../ids.js';
 
 export const RUN_STATUSES = ['success', 'failure'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -47,16 +52,42 @@ export interface RunRow {
   created_at: Date;
 }
 
-/** Several runs (one checkout's) in one statement: recording adds one round trip, not one per run. */
+/**
+ * Several runs (one checkout's, or a recorder's batch) in one statement: recording adds one round
+ * trip, not one per run, and a batch is written whole or not at all. Runs given the same input
+ * value (the same object or JsonText, as runTarget gives a target's runs) at the same moment share
+ * one input row. The moment is part of the key so that an input row's `created_at` is that of every
+ * run using it: retention relies on it to take an input's runs together (deleteRunsBefore), and the
+ * erasure to find an input's other runs (freedInputs).
+ */
 export async function insertRuns(q: Queryable, runs: readonly NewRun[]): Promise<void> {
   if (!runs.length) return;
+  const inputs: Row[] = [];
+  const inputIds = new Map<unknown, Map<number, string>>();
+  const inputIdOf = (r: NewRun): string | null => {
+    if (r.input === null || r.input === undefined) return null;
+    const at = r.createdAt.getTime();
+    let atMoment = inputIds.get(r.input);
+    if (!atMoment) inputIds.set(r.input, (atMoment = new Map()));
+    let id = atMoment.get(at);
+    if (!id) {
+      id = uuidv7(at);
+      atMoment.set(at, id);
+      inputs.push({ id, created_at: r.createdAt, input: r.input });
+    }
+    return id;
+  };
   const rows = runs.map((r) => ({
     id: r.id, app_id: r.appId, store_id: r.storeId, function_id: r.functionId, function_handle: r.functionHandle, target: r.target,
-    status: r.status, error_type: r.errorType, error_message: r.errorMessage, input: r.input, input_bytes: r.inputBytes,
+    status: r.status, error_type: r.errorType, error_message: r.errorMessage, input_id: inputIdOf(r), input_bytes: r.inputBytes,
     output: r.output, output_bytes: r.outputBytes, duration_ms: r.durationMs, checkout_id: r.checkoutId,
     checkout_token_enc: r.checkoutTokenSealed, created_at: r.createdAt,
   }));
-  await insertRows(q, 'function_runs', rows, { casts: { input: 'jsonb', output: 'jsonb' } });
+  // A data-modifying WITH runs whether or not the outer statement reads it: both inserts, one statement.
+  const params: unknown[] = [];
+  const withInputs = inputs.length ? `WITH i AS (${insertRowsSql('function_run_inputs', inputs, { casts: { input: 'jsonb' } }, params).sql}) ` : '';
+  const { sql } = insertRowsSql('function_runs', rows, { casts: { input_id: 'uuid', output: 'jsonb' } }, params);
+  await q.query(withInputs + sql, params);
 }
 
 export interface RunFilter {
@@ -69,17 +100,20 @@ export interface RunFilter {
 const WHERE = `app_id = $1 AND ($2::text IS NULL OR function_handle = $2) AND ($3::text IS NULL OR status = $3)`;
 const params = (f: RunFilter) => [f.appId, f.handle, f.status];
 
+const LOG_COLUMNS = ['id', 'app_id', 'store_id', 'function_id', 'function_handle', 'target', 'status', 'error_type', 'error_message',
+  'input_bytes', 'output_bytes', 'duration_ms', 'checkout_token_enc', 'created_at'].map((c) => `r.${c}`).join(', ');
+/** A whole record: its input is inline (runs recorded before migration 0017) or shared with the other runs of its target. */
+const RUN_COLUMNS = `${LOG_COLUMNS}, coalesce(r.input, i.input) AS input, r.output`;
+const RUNS_WITH_INPUTS = 'function_runs r LEFT JOIN function_run_inputs i ON i.id = r.input_id';
+
 /** Newest first. `withBodies` false leaves input and output out of the query (the logs). */
 export async function listRuns(q: Queryable, f: RunFilter, page: { limit: number; offset: number }, withBodies: boolean): Promise<RunRow[]> {
-  const columns = withBodies
-    ? '*'
-    : 'id, app_id, store_id, function_id, function_handle, target, status, error_type, error_message, input_bytes, output_bytes, duration_ms, checkout_token_enc, created_at';
   // The page's ids first, from the index alone, then its rows: a deep page skips index entries,
   // not whole rows with their input and output (issue 15: 10,000 runs, any page under 50 ms).
   const { rows } = await q.query<RunRow>(
-    `SELECT ${columns} FROM function_runs WHERE id IN (
+    `SELECT ${withBodies ? RUN_COLUMNS : LOG_COLUMNS} FROM ${withBodies ? RUNS_WITH_INPUTS : 'function_runs r'} WHERE r.id IN (
        SELECT id FROM function_runs WHERE ${WHERE} ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5)
-     ORDER BY created_at DESC, id DESC`,
+     ORDER BY r.created_at DESC, r.id DESC`,
     [...params(f), page.limit, page.offset],
   );
   return rows;
@@ -91,15 +125,64 @@ export async function countRuns(q: Queryable, f: RunFilter): Promise<number> {
 }
 
 export async function findRun(q: Queryable, appId: string, handle: string, runId: string): Promise<RunRow | null> {
-  const { rows } = await q.query<RunRow>('SELECT * FROM function_runs WHERE app_id = $1 AND function_handle = $2 AND id = $3', [appId, handle, runId]);
+  const { rows } = await q.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM ${RUNS_WITH_INPUTS} WHERE r.app_id = $1 AND r.function_handle = $2 AND r.id = $3`,
+    [appId, handle, runId],
+  );
   return rows[0] ?? null;
 }
 
-/** Retention (C11.5): runs go when webhook delivery bodies do. */
+/**
+ * A DELETE of the input rows that the runs listed in the WITH query `gone` (its `id` and `input_id`)
+ * were the last to use. An input's runs all have its `created_at` (insertRuns), so the others are
+ * found through function_runs_age_idx. The statement's snapshot still shows the runs `gone` deletes
+ * or empties, hence `NOT IN gone`. No new run ever points at an existing input, so nothing can
+ * start using an input between this check and its deletion.
+ */
+const freedInputs = (gone: string) => `DELETE FROM function_run_inputs i
+  WHERE i.id IN (SELECT input_id FROM ${gone})
+    AND NOT EXISTS (SELECT 1 FROM function_runs r
+                     WHERE r.created_at = i.created_at AND r.input_id = i.id AND r.id NOT IN (SELECT id FROM ${gone}))`;
+
+/**
+ * Retention (C11.5): runs go when webhook delivery bodies do, oldest first, and their inputs in the
+ * same statement. A batch is about `batch` runs, taken up to and including the moment of the
+ * batch-th oldest, so it always ends on a whole moment: an input's runs all have its moment
+ * (insertRuns), so a batch holds all of an input's runs or none, and the inputs of the runs it
+ * deletes can go without asking whether other runs use them (freedInputs' check, which for a
+ * batch of thousands PostgreSQL plans as a scan of every run). Answers the runs deleted, which
+ * may exceed `batch`; fewer than `batch` means none are left.
+ */
 export async function deleteRunsBefore(q: Queryable, cutoff: Date, batch: number): Promise<number> {
-  const { rowCount } = await q.query(
-    'DELETE FROM function_runs WHERE id IN (SELECT id FROM function_runs WHERE created_at < $1 LIMIT $2::int)',
+  const { rows } = await q.query<{ n: number }>(
+    `WITH last AS (
+       SELECT created_at FROM function_runs WHERE created_at < $1 ORDER BY created_at OFFSET $2::int - 1 LIMIT 1),
+     gone AS (
+       DELETE FROM function_runs WHERE created_at < $1 AND created_at <= coalesce((SELECT created_at FROM last), $1)
+       RETURNING input_id),
+     freed AS (DELETE FROM function_run_inputs WHERE id IN (SELECT input_id FROM gone))
+     SELECT count(*)::int AS n FROM gone`,
     [cutoff, batch],
   );
-  return rowCount;
+  return rows[0].n;
+}
+
+/**
+ * Erasure of a redacted customer (C9, C11.5): the runs at these checkouts lose their input, their
+ * output (which may echo the input) and the token; the record of the run stays. A target's runs
+ * share a checkout, so their input goes with them; the check of freedInputs keeps it exact anyway.
+ */
+export async function eraseRunsAtCheckouts(q: Queryable, storeId: string, checkoutIds: readonly string[]): Promise<number> {
+  if (!checkoutIds.length) return 0;
+  const { rows } = await q.query<{ n: number }>(
+    `WITH gone AS (
+       SELECT id, input_id FROM function_runs WHERE store_id = $1 AND checkout_id = ANY($2::uuid[])),
+     emptied AS (
+       UPDATE function_runs r SET input = NULL, input_id = NULL, output = NULL, checkout_token_enc = NULL
+       FROM gone WHERE r.id = gone.id),
+     freed AS (${freedInputs('gone')})
+     SELECT count(*)::int AS n FROM gone`,
+    [storeId, checkoutIds],
+  );
+  return rows[0].n;
 }

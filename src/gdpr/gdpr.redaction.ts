@@ -5,6 +5,7 @@
 // of their addresses, and so do its checkouts. Totals, line items, transactions and the addresses' region (province and
 // country, which tax and sales-by-region accounting need) stay.
 import type { Queryable } from '../db/db.js';
+import { eraseRunsAtCheckouts } from '../functions/function-runs.repo.js';
 
 /** The address without what identifies a person: only the region is kept. */
 const REGION_ONLY = (col: string) => `CASE WHEN ${col} IS NULL OR jsonb_typeof(${col}) <> 'object' THEN NULL ELSE
@@ -41,24 +42,19 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
        OR (customer_id IS NULL AND lower(email) IN (SELECT jsonb_array_elements_text($4::jsonb))))`,
     [t.storeId, customer?.id ?? null, JSON.stringify(t.orderIds), JSON.stringify(emails), now],
   );
-  // Function runs at those checkouts (C11.5) hold the checkout in their input, and may echo it in
-  // their output: both go, before the checkouts lose the email that finds them.
-  await tx.query(
-    `UPDATE function_runs SET input = NULL, output = NULL, checkout_token_enc = NULL
-     WHERE store_id = $1 AND checkout_id IN (SELECT id FROM checkouts WHERE store_id = $1 AND (lower(email) IN (SELECT jsonb_array_elements_text($2::jsonb))
-       OR order_id IN (SELECT id FROM orders WHERE store_id = $1 AND id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
-       OR ($4::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $4::uuid))))`,
-    [t.storeId, JSON.stringify(emails), JSON.stringify(t.orderIds), customer?.id ?? null],
-  );
   // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
   // that made the redacted orders, keep their lines and totals and lose email, address and note.
-  await tx.query(
+  const checkouts = await tx.query<{ id: string }>(
     `UPDATE checkouts SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('shipping_address')}, updated_at = $4
      WHERE store_id = $1 AND (lower(email) IN (SELECT jsonb_array_elements_text($2::jsonb))
        OR order_id IN (SELECT id FROM orders WHERE store_id = $1 AND id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
-       OR ($5::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $5::uuid)))`,
+       OR ($5::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $5::uuid)))
+     RETURNING id`,
     [t.storeId, JSON.stringify(emails), JSON.stringify(t.orderIds), now, customer?.id ?? null],
   );
+  // Function runs at those checkouts (C11.5) hold the checkout in their input, and may echo it in
+  // their output: both go (found by the ids the update returns, as the email is gone now).
+  await eraseRunsAtCheckouts(tx, t.storeId, checkouts.rows.map((c) => c.id));
   let customers = 0;
   if (customer) {
     // The email is unique per store and required: an address no one can receive (RFC 2606 .invalid).
