@@ -17,6 +17,7 @@ import type { Metrics } from './platform/metrics.js';
 import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
 import type { RunRecorder } from './functions/run-recorder.js';
+import type { RateCacheWriter } from './checkout/rate-cache-writer.js';
 
 export interface Deps {
   config: Config;
@@ -43,6 +44,8 @@ export interface Deps {
   runRecorder: RunRecorder;
   /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */
   rateMemo: RateMemo;
+  /** Writes fresh rate answers to the shared cache table in batches, behind the quote (src/checkout/rate-cache-writer.ts). */
+  rateCacheWriter: RateCacheWriter;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

@@ -20,6 +20,7 @@ import { WebhookEngine } from './webhooks/engine.js';
 import { WebhookHttp } from './webhooks/http-client.js';
 import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
 import { RateMemo } from './checkout/rate-memo.js';
+import { RateCacheWriter } from './checkout/rate-cache-writer.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
@@ -74,6 +75,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
       rateMemo: new RateMemo(),
+      rateCacheWriter: new RateCacheWriter(db, log),
       functions: lazyFunctionRunner(options.functionTimeoutMs ? { timeoutMs: options.functionTimeoutMs } : {}),
       runRecorder: new RunRecorder(db, log),
       log,
@@ -90,6 +92,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await deps.rateHttp.close();
         await deps.functions.close();
         await deps.runRecorder.close();
+        await deps.rateCacheWriter.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();
