@@ -6,8 +6,8 @@
 // awaited per quote (issue 12's `rates-apps`: the awaited write was a third of the quote's CPU).
 //
 // Meanwhile another process may miss the table for those few milliseconds and ask the app again:
-// harmless for a cache (the answer it gets is one C15.3 allows, and the later write wins the row,
-// as with two quotes at once). A failed write is logged and forgotten: this process still answers
+// harmless for a cache (the answer it gets is one C15.3 allows, and whichever write comes last wins
+// the row, as with two quotes at once). A failed write is logged and forgotten: this process still answers
 // from its memo, other processes ask the app. What is gathered when the process stops is written by
 // close(); a hard kill loses at most MAX_DELAY_MS of answers, which the apps are simply asked again.
 import type { Db } from '../db/db.js';
