@@ -18,6 +18,7 @@ import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
 import type { StoreConfigCache } from './checkout/store-config-cache.js';
 import type { RunRecorder } from './functions/run-recorder.js';
+import type { RateCacheWriter } from './checkout/rate-cache-writer.js';
 
 export interface Deps {
   config: Config;
@@ -46,6 +47,8 @@ export interface Deps {
   rateMemo: RateMemo;
   /** This process's copies of stores' zones, shipping apps, address and functions, as of their version (src/checkout/store-config-cache.ts). */
   storeConfigs: StoreConfigCache;
+  /** Writes fresh rate answers to the shared cache table in batches, behind the quote (src/checkout/rate-cache-writer.ts). */
+  rateCacheWriter: RateCacheWriter;
   /** The process's root logger (src/platform/logger.ts); silent in tests unless a test listens. */
   log: Logger;
   /** The process's metrics registry, served at /metrics (src/platform/metrics.ts). */

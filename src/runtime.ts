@@ -21,6 +21,7 @@ import { WebhookHttp } from './webhooks/http-client.js';
 import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
 import { RateMemo } from './checkout/rate-memo.js';
 import { StoreConfigCache } from './checkout/store-config-cache.js';
+import { RateCacheWriter } from './checkout/rate-cache-writer.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
@@ -76,6 +77,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
       rateMemo: new RateMemo(),
       storeConfigs: new StoreConfigCache(),
+      rateCacheWriter: new RateCacheWriter(db, log),
       functions: lazyFunctionRunner(options.functionTimeoutMs ? { timeoutMs: options.functionTimeoutMs } : {}),
       runRecorder: new RunRecorder(db, log),
       log,
@@ -92,6 +94,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await deps.rateHttp.close();
         await deps.functions.close();
         await deps.runRecorder.close();
+        await deps.rateCacheWriter.close();
         await tokens.stop().catch(() => {});
         await rateLimiter.close().catch(() => {});
         await db.close();

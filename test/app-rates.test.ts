@@ -382,6 +382,7 @@ describe('C15.3 the cache (service clock)', () => {
     const s = await shippingStore([{ url: e.url }]);
     await s.quote();
     await s.quote({ destination: { ...DESTINATION, zip: '1' } });
+    await h.deps.rateCacheWriter.flush(); // the table gets the answers behind the quotes
     const count = async () => (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM shipping_rate_cache WHERE app_id = $1', [s.apps[0].appId])).rows[0].n;
     expect(await count()).toBe(2);
     await h.deps.jobs.run('shipping-rate-cache');
@@ -428,6 +429,7 @@ describe('C15.3 with C8.9: rate URLs obey the address rules of webhooks', () => 
     const errors = warn.mock.calls.map((c) => (c[0] as any).error);
     expect(errors).toEqual(['blocked_address', 'blocked_address', 'blocked_address']);
     warn.mockRestore();
+    await strict.deps.rateCacheWriter.flush(); // the table gets the answers behind the quote
     const { rows } = await strict.db.query<{ ok: boolean }>('SELECT ok FROM shipping_rate_cache WHERE app_id IN ($1, $2, $3)', s.apps.map((a) => a.appId));
     expect(rows.map((r) => r.ok)).toEqual([false, false, false]);
   });

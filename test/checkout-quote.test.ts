@@ -2,8 +2,9 @@
 // query that reads the checkout with its lines' catalog facts, its zones and its shipping apps
 // must read exactly what the single-purpose queries read; a quote of a store without apps is one
 // query, and one answered from the rate cache by this process is one too; this process's memory
-// of the cache keeps the cache's expiry (service clock) and falls back to the shared table.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+// of the cache keeps the cache's expiry (service clock) and falls back to the shared table; fresh
+// answers reach the table behind the quote, several quotes' in one statement (rate-cache-writer.ts).
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
@@ -19,6 +20,7 @@ import { RATE_CONNECTIONS_PER_ORIGIN, shippingAppsOf } from '../src/checkout/app
 import { PER_HOST_CONCURRENCY } from '../src/webhooks/http-client.js';
 import { RateMemo } from '../src/checkout/rate-memo.js';
 import { CACHE_AFTER_FAILURE_MS, CACHE_AFTER_SUCCESS_MS, CACHED_ANSWERS_SQL } from '../src/checkout/rate-cache.js';
+import { RateCacheWriter } from '../src/checkout/rate-cache-writer.js';
 
 let h: Harness;
 let rx: Receiver;
@@ -150,7 +152,17 @@ describe('the quote query reads what the single-purpose queries read', () => {
   });
 });
 
+/** A quote, then the table write that follows it (rate-cache-writer.ts), so both are seen by `queriesOf`. */
+const quoteAndWrite = async (s: Store, token: string) => {
+  const offered = await quote(s, token);
+  await h.deps.rateCacheWriter.flush();
+  return offered;
+};
+
 describe('round trips of GET .../shipping_rates', () => {
+  // A write left by one test must not land among the next test's queries.
+  afterEach(() => h.deps.rateCacheWriter.flush());
+
   it('zones only: one query (two for the first quote of the store in this process: its set, store-config-cache.ts)', async () => {
     const s = await orderStore(h);
     const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
@@ -172,7 +184,8 @@ describe('round trips of GET .../shipping_rates', () => {
     const asked = () => rx.received.filter((r) => r.path === '/rates').length;
     const before = asked();
 
-    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'checkout_store_config', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
+    // The answers' write follows the quote (the quote does not wait for it: see 'the rate cache writer').
+    expect(await queriesOf(() => quoteAndWrite(s, token))).toEqual(['checkout_for_quote', 'checkout_store_config', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
     expect(asked()).toBe(before + 1);
     let offered: { source: string | null }[] = [];
     expect(await queriesOf(async () => (offered = await quote(s, token)))).toEqual(['checkout_for_quote']);
@@ -206,7 +219,7 @@ describe('round trips of GET .../shipping_rates', () => {
     const down = await shippingApp(s, '/down');
     const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
     const now = h.clock.nowMs();
-    expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'checkout_store_config', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
+    expect(await queriesOf(() => quoteAndWrite(s, token))).toEqual(['checkout_for_quote', 'checkout_store_config', 'shipping_rate_cache_get', 'shipping_rate_cache_put_many']);
     const { rows } = await h.db.query<{ app_id: string; ok: boolean; rates: unknown[]; expires_at: Date }>(
       'SELECT app_id, ok, rates, expires_at FROM shipping_rate_cache WHERE app_id IN ($1, $2)', [up.appId, down.appId]);
     const byApp = new Map(rows.map((r) => [r.app_id, r]));
@@ -224,13 +237,116 @@ describe('round trips of GET .../shipping_rates', () => {
     const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
     const asked = () => rx.received.filter((r) => r.path === '/down').length;
     const before = asked();
-    expect(await quote(s, token)).toEqual([]);
+    expect(await quoteAndWrite(s, token)).toEqual([]);
     await h.advance(CACHE_AFTER_FAILURE_MS / 1000 - 1);
     expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote']);
     expect(asked()).toBe(before + 1);
     await h.advance(2);
     expect(await quote(s, token)).toEqual([]);
     expect(asked()).toBe(before + 2);
+  });
+});
+
+describe('the rate cache writer (C15.3): fresh answers reach the shared table behind the quote', () => {
+  const cached = async (appIds: string[]) =>
+    (await h.db.query<{ app_id: string; body_sha256: string; ok: boolean; rates: { service_code: string }[] }>(
+      'SELECT app_id, body_sha256, ok, rates FROM shipping_rate_cache WHERE app_id = ANY($1::uuid[])', [appIds])).rows;
+
+  it("answers without waiting for the write; several quotes' answers, a key twice among them, in one statement; then another process reads them", async () => {
+    // A writer that only writes when flushed, so what is gathered is the test's to see.
+    const previous = h.deps.rateCacheWriter;
+    const writer = new RateCacheWriter(h.db, h.deps.log, 60_000);
+    h.deps.rateCacheWriter = writer;
+    const memo = h.deps.rateMemo;
+    try {
+      const s = await orderStore(h);
+      const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+      const up = await shippingApp(s, '/rates');
+      const down = await shippingApp(s, '/down');
+      // Three quantities, three request bodies.
+      const tokens = [await checkout(s, [{ product_id: product.id, quantity: 1 }]), await checkout(s, [{ product_id: product.id, quantity: 2 }]), await checkout(s, [{ product_id: product.id, quantity: 3 }])];
+      const asked = () => rx.received.filter((r) => r.path === '/rates').length;
+      const before = asked();
+      for (const [i, token] of tokens.entries()) {
+        let offered: { source: string | null }[] = [];
+        // The store's first quote in this process reads its set too (store-config-cache.ts).
+        const first = i === 0 ? ['checkout_store_config'] : [];
+        expect(await queriesOf(async () => (offered = await quote(s, token)))).toEqual(['checkout_for_quote', ...first, 'shipping_rate_cache_get']);
+        expect(offered.map((r) => r.source)).toEqual([up.handle]);
+      }
+      expect(asked()).toBe(before + 3);
+      expect(await cached([up.appId, down.appId])).toEqual([]);
+
+      // Another process (its memory empty) misses the table until the write and asks the apps
+      // again: harmless for a cache. Its answer to the same body and app joins the same batch.
+      h.deps.rateMemo = new RateMemo();
+      await quote(s, tokens[0]);
+      expect(asked()).toBe(before + 4);
+
+      expect(await queriesOf(() => writer.flush())).toEqual(['shipping_rate_cache_put_many']);
+      const rows = await cached([up.appId, down.appId]);
+      expect(rows).toHaveLength(6); // three bodies, two apps: the key seen twice is one row
+      expect(new Set(rows.map((r) => r.body_sha256)).size).toBe(3);
+      expect(rows.filter((r) => r.app_id === up.appId).every((r) => r.ok && r.rates[0].service_code === 'courier')).toBe(true);
+      expect(rows.filter((r) => r.app_id === down.appId).every((r) => !r.ok && r.rates.length === 0)).toBe(true);
+
+      // Yet another process finds every answer in the table; no app is asked.
+      h.deps.rateMemo = new RateMemo();
+      for (const token of tokens) {
+        expect(await queriesOf(() => quote(s, token))).toEqual(['checkout_for_quote', 'shipping_rate_cache_get']);
+      }
+      expect(asked()).toBe(before + 4);
+      expect(await queriesOf(() => writer.flush())).toEqual([]);
+    } finally {
+      h.deps.rateMemo = memo;
+      h.deps.rateCacheWriter = previous;
+      await writer.close();
+    }
+  });
+
+  it('a key given twice before a write: the later answer is the one written', async () => {
+    const s = await orderStore(h);
+    const app = await shippingApp(s, '/rates');
+    const writer = new RateCacheWriter(h.db, h.deps.log, 60_000);
+    const ratesUrl = `${rx.url}/rates`;
+    const nowMs = h.clock.nowMs();
+    writer.add('a'.repeat(64), [{ appId: app.appId, ratesUrl, ok: false, rates: [], expiresMs: nowMs + CACHE_AFTER_FAILURE_MS }]);
+    const later = { service_code: 'later', service_name: 'Later', price_minor: 100, description: null, min_delivery_date: null, max_delivery_date: null };
+    writer.add('a'.repeat(64), [{ appId: app.appId, ratesUrl, ok: true, rates: [later], expiresMs: nowMs + CACHE_AFTER_SUCCESS_MS }]);
+    writer.add('b'.repeat(64), [{ appId: app.appId, ratesUrl, ok: false, rates: [], expiresMs: nowMs + CACHE_AFTER_FAILURE_MS }]);
+    expect(await queriesOf(() => writer.close())).toEqual(['shipping_rate_cache_put_many']);
+    const rows = await cached([app.appId]);
+    expect(rows.map((r) => [r.body_sha256[0], r.ok, r.rates.map((x) => x.service_code)]).sort()).toEqual([['a', true, ['later']], ['b', false, []]]);
+  });
+
+  it('a failed write is logged; the buyer gets the rates, this process still remembers them, and the next write goes through', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+    const app = await shippingApp(s, '/rates');
+    const token = await checkout(s, [{ product_id: product.id, quantity: 1 }]);
+    const asked = () => rx.received.filter((r) => r.path === '/rates').length;
+    const before = asked();
+    const db = h.deps.db;
+    const original = db.query.bind(db);
+    const failing = vi.spyOn(db, 'query').mockImplementation(((sql: string, params?: unknown[], options?: QueryOptions) =>
+      options?.name === 'shipping_rate_cache_put_many' ? Promise.reject(new Error('database went away')) : original(sql, params, options)) as typeof db.query);
+    const error = vi.spyOn(h.deps.log, 'error');
+    try {
+      expect((await quote(s, token)).map((r) => r.source)).toEqual([app.handle]);
+      await h.deps.rateCacheWriter.flush(); // resolves: the failure is the writer's to log
+      expect(error.mock.calls.map((c) => c[1])).toEqual(['caching shipping rates failed']);
+    } finally {
+      failing.mockRestore();
+      error.mockRestore();
+    }
+    expect(await cached([app.appId])).toEqual([]);
+    expect((await quote(s, token)).map((r) => r.source)).toEqual([app.handle]);
+    expect(asked()).toBe(before + 1);
+
+    // Another body: written as usual.
+    const other = await checkout(s, [{ product_id: product.id, quantity: 2 }]);
+    await quoteAndWrite(s, other);
+    expect(await cached([app.appId])).toHaveLength(1);
   });
 });
 

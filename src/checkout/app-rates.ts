@@ -6,13 +6,14 @@
 // At most two queries per quote whatever the number of apps: the apps with the store's address
 // (none when the checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then
 // the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all.
+// Fresh answers are written to the shared table after the quote, in batches (rate-cache-writer.ts).
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
-import { answerExpiresMs, cacheAnswers, cachedAnswers, type FreshAnswer } from './rate-cache.js';
+import { answerExpiresMs, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
 import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
@@ -97,7 +98,7 @@ export function offeredRate(appHandle: string, r: AppRate): ShippingRate {
 /**
  * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
  * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
- * 30 seconds. The caller writes the quote's answers to the shared table together.
+ * 30 seconds. The caller hands the quote's answers to the shared table's writer together.
  */
 async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
   // The address rules of webhooks hold at request time too (C8.9): the scheme here, and in the
@@ -177,14 +178,8 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
       );
     }),
   );
-  if (fresh.length) {
-    try {
-      // An app not answered from the cache was looked up in the table, so the body was hashed.
-      await cacheAnswers(deps, bodySha256!, fresh);
-    } catch (err) {
-      // The buyer still gets the rates; the next quote simply asks again.
-      deps.log.error({ err, apps: fresh.map((a) => a.appId) }, 'caching shipping rates failed');
-    }
-  }
+  // An app not answered from the cache was looked up in the table, so the body was hashed. The
+  // table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
+  if (fresh.length) deps.rateCacheWriter.add(bodySha256!, fresh);
   return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
 }

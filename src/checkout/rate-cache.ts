@@ -1,7 +1,8 @@
 // The cache of shipping rate requests (C15.3): the same body bytes to the same app are answered
 // from here for 15 minutes after a 2xx and 30 seconds after a failure, on the service clock (so
-// the test clock moves it). In the database, shared by every api process; expired rows are
-// removed by the `shipping-rate-cache` job.
+// the test clock moves it). In the database, shared by every api process; written behind the
+// quote in batches (rate-cache-writer.ts); expired rows are removed by the `shipping-rate-cache` job.
+import type { Db } from '../db/db.js';
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
 import type { AppRate } from './rate-reply.js';
@@ -42,16 +43,24 @@ export interface FreshAnswer {
   expiresMs: number;
 }
 
-/** The answers of one quote's apps to one body, in one statement. */
-export async function cacheAnswers(deps: Pick<Deps, 'db'>, bodySha256: string, answers: FreshAnswer[]): Promise<void> {
-  if (!answers.length) return;
-  await deps.db.query(
+/** A fresh answer with its body's hash: one row of the table. */
+export interface CachedAnswerRow extends FreshAnswer {
+  bodySha256: string;
+}
+
+/**
+ * Answers of any number of quotes, in one statement (rate-cache-writer.ts gathers them). The rows
+ * must have distinct (body, app) keys: ON CONFLICT cannot touch one row twice in a statement.
+ */
+export async function cacheAnswers(db: Db, rows: readonly CachedAnswerRow[]): Promise<void> {
+  if (!rows.length) return;
+  await db.query(
     `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at)
-     SELECT x.app_id, $1, x.rates_url, x.ok, x.rates, x.expires_at
-       FROM jsonb_to_recordset($2::jsonb) AS x(app_id uuid, rates_url text, ok boolean, rates jsonb, expires_at timestamptz)
+     SELECT x.app_id, x.body_sha256, x.rates_url, x.ok, x.rates, x.expires_at
+       FROM jsonb_to_recordset($1::jsonb) AS x(app_id uuid, body_sha256 text, rates_url text, ok boolean, rates jsonb, expires_at timestamptz)
      ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
     // A list travels as JSON text: the one form both drivers' named statements take.
-    [bodySha256, JSON.stringify(answers.map((a) => ({ app_id: a.appId, rates_url: a.ratesUrl, ok: a.ok, rates: a.rates, expires_at: new Date(a.expiresMs).toISOString() })))],
+    [JSON.stringify(rows.map((a) => ({ app_id: a.appId, body_sha256: a.bodySha256, rates_url: a.ratesUrl, ok: a.ok, rates: a.rates, expires_at: new Date(a.expiresMs).toISOString() })))],
     { name: 'shipping_rate_cache_put_many' },
   );
 }
