@@ -36,7 +36,7 @@ export interface SummaryOptions {
   windows?: readonly (readonly [number, number])[];
   top?: number;
   /** Which tables to print (default all three). */
-  tables?: ('area' | 'inclusive' | 'function')[];
+  tables?: ('area' | 'inclusive' | 'function' | 'own')[];
   title?: string;
 }
 
@@ -50,6 +50,8 @@ export function summarise(file: string, options: SummaryOptions = {}) {
   const self = new Map<string, number>();
   const selfFn = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  /** Our own functions (src/), inclusive: what each costs with everything it calls. */
+  const ownInclusive = new Map<string, number>();
   let total = 0;
   let at = profile.startTime;
   const inWindow = (t: number) => !options.windows || options.windows.some(([a, b]) => t >= a && t <= b);
@@ -68,6 +70,16 @@ export function summarise(file: string, options: SummaryOptions = {}) {
       seen.add(a);
       add(inclusive, a, dt);
     }
+    const seenFn = new Set<string>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const n = byId.get(id)!;
+      const a = area(n);
+      if (!a.startsWith('src/')) continue;
+      const key = `${n.callFrame.functionName || '(anonymous)'}  ${a}:${n.callFrame.lineNumber + 1}`;
+      if (seenFn.has(key)) continue;
+      seenFn.add(key);
+      add(ownInclusive, key, dt);
+    }
   }
 
   const busy = total - (self.get('(idle)') ?? 0);
@@ -83,9 +95,11 @@ export function summarise(file: string, options: SummaryOptions = {}) {
   if (tables.includes('area')) print('self time by area', self);
   if (tables.includes('inclusive')) print('inclusive time by area (each area once per sample)', inclusive);
   if (tables.includes('function')) print('self time by function', selfFn);
+  if (tables.includes('own')) print('inclusive time of our own functions (src/; each once per sample)', ownInclusive);
 }
 
-// As a command: node --import tsx bench/profile-summary.ts [--top=N] <file.cpuprofile>...
+// As a command: node --import tsx bench/profile-summary.ts [--top=N] [--own] <file.cpuprofile>...
+// (--own adds the inclusive time of each of our own functions.)
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const files = args.filter((a) => !a.startsWith('--'));
@@ -94,5 +108,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error('usage: bench/profile-summary.ts [--top=N] <file.cpuprofile>...');
     process.exit(2);
   }
-  for (const file of files) summarise(file, { top });
+  const own = args.includes('--own');
+  for (const file of files) summarise(file, { top, ...(own ? { tables: ['area', 'inclusive', 'function', 'own'] } : {}) });
 }

@@ -6,6 +6,8 @@
 // recording never slows the checkout.
 import type { Deps } from '../deps.js';
 import { uuidv7 } from '../ids.js';
+import type { SecretBox } from '../crypto.js';
+import { Lru } from '../functions/runtime/lru.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
 import type { NewRun } from '../functions/function-runs.repo.js';
 import { JsonText } from '../db/sql.js';
@@ -53,6 +55,25 @@ export function byTarget(rows: readonly StoreFunctionRow[]): ActiveFunctions {
 }
 
 /**
+ * The checkout's token sealed for its run records, once per checkout in this process: a checkout's
+ * token never changes, any sealing of it opens to it, and sealing (AES-GCM set-up) was a few per
+ * cent of a quote with functions. Kept by checkout id, per key (a SecretBox), ciphertext only.
+ */
+const sealedTokens = new WeakMap<SecretBox, Lru<string, string>>();
+const SEALED_TOKENS_KEPT = 10_000;
+
+function sealedTokenOf(deps: Deps, call: FunctionCheckout): string {
+  let kept = sealedTokens.get(deps.secrets);
+  if (!kept) sealedTokens.set(deps.secrets, (kept = new Lru(SEALED_TOKENS_KEPT)));
+  let sealed = kept.get(call.checkoutId);
+  if (sealed === undefined) {
+    sealed = deps.secrets.seal(call.token);
+    kept.set(call.checkoutId, sealed);
+  }
+  return sealed;
+}
+
+/**
  * Runs the target's active functions on `input` and answers the successful outputs in activation
  * order; the runs are recorded after. No active function: no run, no output.
  */
@@ -63,7 +84,7 @@ async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTar
   const inputJson = JSON.stringify(input);
   const results = await deps.functions.runAll(functions.map((f) => ({ target, expression: f.expression, input, inputJson, configuration: f.configuration })));
   const stored = new JsonText(JSON.stringify(withoutToken(input)));
-  const sealedToken = deps.secrets.seal(call.token);
+  const sealedToken = sealedTokenOf(deps, call);
   deps.runRecorder.add(functions.map((f, i): NewRun => ({
     id: uuidv7(now.getTime()),
     appId: f.app_id,
