@@ -313,7 +313,8 @@ describe('C11.4 the worker pool', () => {
   });
 
   it('a saturated pool fails runs at once with TimeoutError, never an exception; a run waits at most maxWaitMs', async () => {
-    const small = createFunctionRunner({ threads: 1, maxQueue: 1, timeoutMs: 300, maxWaitMs: 100 });
+    // One task per worker: what waits, waits in the queue.
+    const small = createFunctionRunner({ threads: 1, maxQueue: 1, timeoutMs: 300, maxWaitMs: 100, tasksPerWorker: 1 });
     try {
       await small.ready();
       const runaway = small.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
@@ -408,7 +409,7 @@ describe('C11.4 the worker pool', () => {
   });
 
   it('runAll: the queue bound counts runs; a task that does not fit fails whole, at once', async () => {
-    const small = createFunctionRunner({ threads: 1, maxQueue: 2, timeoutMs: 300, maxWaitMs: 100 });
+    const small = createFunctionRunner({ threads: 1, maxQueue: 2, timeoutMs: 300, maxWaitMs: 100, tasksPerWorker: 1 });
     try {
       await small.ready();
       const runaway = small.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
@@ -423,6 +424,23 @@ describe('C11.4 the worker pool', () => {
       expect(small.stats()).toMatchObject({ saturated: 5, timeouts: 1, busy: 0, waiting: 0 });
     } finally {
       await small.close();
+    }
+  });
+
+  it('a worker holds the next task; one held behind a runaway is sent again when the runaway is stopped, and succeeds', async () => {
+    const one = createFunctionRunner({ threads: 1, maxWaitMs: 10_000 });
+    try {
+      await one.ready();
+      const runaway = one.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
+      await new Promise((r) => setTimeout(r, 10));
+      // Held in the worker's port, not in the queue.
+      const held = one.runAll([{ target: VALIDATIONS, expression: '{"operations": []}', input: {} }, { target: VALIDATIONS, expression: '{"operations": []}', input: { a: 1 } }]);
+      expect(one.stats()).toMatchObject({ busy: 2, waiting: 0 });
+      expect(await runaway).toMatchObject({ errorType: 'TimeoutError', errorMessage: expect.stringMatching(/limit is 50 ms/) });
+      expect((await held).map((r) => r.status)).toEqual(['success', 'success']);
+      expect(one.stats()).toMatchObject({ timeouts: 1, saturated: 0, workersReplaced: 1, busy: 0, waiting: 0 });
+    } finally {
+      await one.close();
     }
   });
 

@@ -8,14 +8,16 @@
 //   run has been executing for `timeoutMs` its AbortSignal fires, piscina terminates the worker that
 //   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
 //   counts from when the worker starts the run (it writes the start into a shared slot).
+// - A worker holds two tasks: the one it runs and the next (TASKS_PER_WORKER).
 // - Runs asked together (`runAll`: a checkout target's functions) go to one worker as one task:
 //   one message each way instead of one pair per run, the shared input sent and parsed once. Each
 //   run keeps its own deadline (the worker marks each run's start and end); when one overruns, it
 //   alone fails, and the task's other runs are sent again (CEL is deterministic: a finished run
 //   gives the same result twice) without it.
-// - The queue is ours, not piscina's: a run goes to piscina only when a loaded worker is free, so a
-//   run never waits inside piscina, where withdrawing it could cost a worker (piscina terminates the
-//   worker a task was posted to) and where its maxQueue does not count tasks that carry a signal.
+// - The queue is ours, not piscina's: a task goes to piscina only when a loaded worker can take it
+//   (run it, or hold it next), so it never waits in piscina's queue, where withdrawing it could cost
+//   a worker (piscina terminates the worker a task was posted to) and where its maxQueue does not
+//   count tasks that carry a signal.
 //   At most `maxQueue` runs wait, each at most `maxWaitMs`. A run refused for a full queue, or
 //   withdrawn after waiting, fails at once with TimeoutError: C11.4's list has no "busy" kind, and
 //   for the checkout a saturated pool is a function that did not answer in time; the message says
@@ -31,7 +33,7 @@ import type { TaskRun, WorkerTask } from './worker.js';
 export interface FunctionRunnerOptions {
   /** Worker threads (default: 2, at most the machine's parallelism). */
   threads?: number;
-  /** Runs that may wait for a worker beyond those running (default 64). Past it, runs fail at once. */
+  /** Runs that may wait for a worker beyond those running (default 256: 32 checkouts of 8 functions). Past it, runs fail at once. */
   maxQueue?: number;
   /** C11.4's limit (default 50 ms). */
   timeoutMs?: number;
@@ -39,6 +41,8 @@ export interface FunctionRunnerOptions {
   maxWaitMs?: number;
   /** Each worker's old-generation heap cap in MB (default 64, at least 32). */
   heapMb?: number;
+  /** Tasks a worker holds at once: the one it runs and those next in its port (default 2). */
+  tasksPerWorker?: number;
 }
 
 export interface FunctionRunnerStats {
@@ -70,6 +74,18 @@ export interface FunctionRunner {
 
 const NOT_STARTED_MS = 1000;
 
+/**
+ * Tasks a worker holds at once by default: the one it runs and the next, waiting in its port. The
+ * worker goes from one to the next without waiting for the main thread, which under load is busy
+ * with requests and would otherwise hear late that a worker is free (workers idle, runs wait, and
+ * past `maxWaitMs` fail as saturated). A task waiting behind one that is stopped is sent again,
+ * ahead of the queue.
+ */
+const TASKS_PER_WORKER = 2;
+
+/** Passes of a run whose task's worker was stopped before it had run (each pass settles at least one run). */
+const MAX_PASSES = 4;
+
 /** Runs waiting for a worker, as one task. */
 interface Waiting {
   runs: PreparedRun[];
@@ -85,17 +101,19 @@ type Outcome = RunResult | null;
 
 export function createFunctionRunner(options: FunctionRunnerOptions = {}): FunctionRunner {
   const threads = Math.max(1, Math.min(options.threads ?? 2, availableParallelism()));
-  const maxQueue = Math.max(0, options.maxQueue ?? 64);
+  const maxQueue = Math.max(0, options.maxQueue ?? 256);
   const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
   const maxWaitMs = options.maxWaitMs ?? timeoutMs;
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
+  const perWorker = Math.max(1, Math.round(options.tasksPerWorker ?? TASKS_PER_WORKER));
 
   const pool = new Piscina<WorkerTask, RunResult[]>({
     filename: workerFile(),
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: Infinity,
+    concurrentTasksPerWorker: perWorker,
     // Not the parent's flags: under `node --import tsx` every worker would start tsx's loader
     // (its own hooks thread), several hundred ms per worker; the worker file needs no loader.
     execArgv: [],
@@ -133,7 +151,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   let closed = false;
 
   function dispatch(): void {
-    while (queue.length > 0 && busy < loaded() && !closed) {
+    while (queue.length > 0 && busy < loaded() * perWorker && !closed) {
       const next = queue.shift()!;
       waiting -= next.runs.length;
       clearTimeout(next.timer);
@@ -188,6 +206,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
         return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
       }
       if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
+      // Waiting behind another task on a worker that was stopped (that task overran, or exhausted
+      // the heap): none of these runs started, so they are sent again.
+      if (startOf(0) === 0n) return runs.map(() => null);
       // The worker died (out of memory): the run it was on is the one to blame; without one, all.
       const culprit = current();
       const ms = Math.round(Number(epochMicros() - (culprit === -1 ? sent : startOf(culprit))) / 1000) / 1000;
@@ -200,11 +221,14 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     }
   }
 
-  /** The runs as one task, now or after a wait; each run's outcome in order. */
-  function submit(runs: PreparedRun[]): Promise<Outcome[]> {
+  /**
+   * The runs as one task, now or after a wait; each run's outcome in order. `again`: runs sent
+   * again through no fault of their own (a sibling overran): first in line, and never refused.
+   */
+  function submit(runs: PreparedRun[], again = false): Promise<Outcome[]> {
     if (closed) return Promise.resolve(runs.map((run) => failure('RuntimeError', 'the function runner is closed', run.inputBytes)));
-    if (queue.length === 0 && busy < loaded()) return execute(runs);
-    if (waiting + runs.length > maxQueue) {
+    if (queue.length === 0 && busy < loaded() * perWorker) return execute(runs);
+    if (!again && waiting + runs.length > maxQueue) {
       stats.saturated += runs.length;
       return Promise.resolve(runs.map((run) => failure('TimeoutError', `not run: the function pool is saturated (${busy} running, ${waiting} waiting)`, run.inputBytes)));
     }
@@ -226,18 +250,20 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
           resolve(runs.map((run) => failure('TimeoutError', `not run: no worker was free within ${maxWaitMs} ms (the function pool is saturated)`, run.inputBytes)));
         }, maxWaitMs),
       };
-      queue.push(entry);
+      if (again) queue.unshift(entry);
+      else queue.push(entry);
       waiting += runs.length;
     });
   }
 
   /** Submits the runs, and again those a sibling's overrun or crash left without a result. */
-  async function settle(runs: PreparedRun[]): Promise<RunResult[]> {
-    const outcomes = await submit(runs);
+  async function settle(runs: PreparedRun[], pass = 1): Promise<RunResult[]> {
+    const outcomes = await submit(runs, pass > 1);
     const again = outcomes.flatMap((o, i) => (o === null ? [i] : []));
-    if (again.length) {
-      // Each pass settles at least the run that overran: this ends.
-      const retried = await settle(again.map((i) => runs[i]));
+    if (again.length && pass >= MAX_PASSES) {
+      for (const i of again) outcomes[i] = failure('RuntimeError', `not run: its worker was stopped ${pass} times before it could run (other runs overran)`, runs[i].inputBytes);
+    } else if (again.length) {
+      const retried = await settle(again.map((i) => runs[i]), pass + 1);
       again.forEach((i, j) => (outcomes[i] = retried[j]));
     }
     return outcomes as RunResult[];
