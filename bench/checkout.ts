@@ -159,3 +159,11 @@ export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl
     }),
   };
 }
+
+/** The service's function pool counters (GET /metrics, `svc_function_pool`): read around a scenario. */
+export async function functionPoolStats(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const stats: Record<string, number> = {};
+  for (const m of text.matchAll(/^svc_function_pool\{stat="([a-z_]+)"\} ([0-9.e+-]+)$/gm)) stats[m[1]] = Number(m[2]);
+  return stats;
+}

@@ -84,6 +84,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       metrics,
     };
     registerJobs(deps);
+    metrics.watchFunctionPool(() => deps.functions.stats());
     await rateLimiter.connected(REDIS_START_WAIT_MS);
     return {
       deps,

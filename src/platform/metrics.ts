@@ -4,6 +4,7 @@
 //
 // Every label has a bounded set of values: route patterns (never raw URLs), status codes, job and
 // task names, delivery outcomes. Apps, stores and ids are never labels.
+import type { FunctionRunnerStats } from '../functions/runtime/index.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/db.js';
@@ -101,6 +102,32 @@ export class Metrics {
   webhookAttempt(outcome: DeliveryOutcome, durationMs: number): void {
     this.webhookAttempts.inc({ outcome });
     this.webhookDuration.observe({ outcome }, durationMs / 1000);
+  }
+
+  /**
+   * The function pool (C11.4) as it stands when scraped: runs asked (counter-like, since start),
+   * TimeoutErrors at the deadline, runs refused or withdrawn because the pool was saturated,
+   * workers replaced, and workers, busy tasks and waiting runs now. A process that has run no
+   * function shows zeros (the pool starts on first use).
+   */
+  watchFunctionPool(stats: () => FunctionRunnerStats): void {
+    new Gauge({
+      name: 'svc_function_pool',
+      help: 'Function pool (C11.4): runs, timeouts, saturated, workers_replaced since start; threads, loaded, busy, waiting now',
+      labelNames: ['stat'] as const,
+      registers: [this.registry],
+      collect() {
+        const s = stats();
+        this.set({ stat: 'runs' }, s.runs);
+        this.set({ stat: 'timeouts' }, s.timeouts);
+        this.set({ stat: 'saturated' }, s.saturated);
+        this.set({ stat: 'workers_replaced' }, s.workersReplaced);
+        this.set({ stat: 'threads' }, s.threads);
+        this.set({ stat: 'loaded' }, s.loaded);
+        this.set({ stat: 'busy' }, s.busy);
+        this.set({ stat: 'waiting' }, s.waiting);
+      },
+    });
   }
 
   /**
