@@ -427,8 +427,9 @@ describe('C11.4 the worker pool', () => {
     }
   });
 
-  it('a worker holds the next task; one held behind a runaway is sent again when the runaway is stopped, and succeeds', async () => {
-    const one = createFunctionRunner({ threads: 1, maxWaitMs: 10_000 });
+  it('tasksPerWorker 2: a worker holds the next task; one held behind a runaway is sent again when the runaway is stopped, and succeeds', async () => {
+    // Two tasks per worker (not the default) and no spare worker: the held task has nowhere else to go.
+    const one = createFunctionRunner({ threads: 1, maxWaitMs: 10_000, tasksPerWorker: 2, spareThreads: 0 });
     try {
       await one.ready();
       const runaway = one.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
@@ -441,6 +442,43 @@ describe('C11.4 the worker pool', () => {
       expect(one.stats()).toMatchObject({ timeouts: 1, saturated: 0, workersReplaced: 1, busy: 0, waiting: 0 });
     } finally {
       await one.close();
+    }
+  });
+
+  it('a spare worker stands in at once for one stopped: the pool never drops to no worker while the replacement loads', async () => {
+    const withSpare = createFunctionRunner({ threads: 1, maxWaitMs: 1000 });
+    const without = createFunctionRunner({ threads: 1, maxWaitMs: 1000, spareThreads: 0 });
+    try {
+      await Promise.all([withSpare.ready(), without.ready()]);
+      expect(withSpare.stats()).toMatchObject({ threads: 1, loaded: 2 });
+      expect(without.stats()).toMatchObject({ threads: 1, loaded: 1 });
+      for (const pool of [withSpare, without]) {
+        const runaway = pool.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
+        // One thread's worth at a time: this one waits in the queue.
+        const queued = pool.run({ target: VALIDATIONS, expression: '{"operations": []}', input: {} });
+        expect(pool.stats()).toMatchObject({ busy: 1, waiting: 1 });
+        expect(await runaway).toMatchObject({ errorType: 'TimeoutError' });
+        // Right after the stop (a worker takes tens of ms and more to load): the spare is there;
+        // without one, no worker is, and the queued run waits for the replacement.
+        expect(pool.stats().loaded).toBe(pool === withSpare ? 1 : 0);
+        expect(await queued).toMatchObject({ status: 'success' });
+      }
+      expect(withSpare.stats().workersReplaced).toBe(1);
+      expect(without.stats().workersReplaced).toBe(1);
+    } finally {
+      await Promise.all([withSpare.close(), without.close()]);
+    }
+  });
+
+  it('a spare is held back: `threads` runs at a time, whatever the workers loaded', async () => {
+    const pool = createFunctionRunner({ threads: 1, maxWaitMs: 1000 });
+    try {
+      await pool.ready();
+      const runs = Array.from({ length: 4 }, (_, n) => pool.run({ target: VALIDATIONS, expression: '{"operations": []}', input: { n } }));
+      expect(pool.stats()).toMatchObject({ loaded: 2, busy: 1, waiting: 3 });
+      expect((await Promise.all(runs)).map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
+    } finally {
+      await pool.close();
     }
   });
 

@@ -8,7 +8,7 @@
 //   run has been executing for `timeoutMs` its AbortSignal fires, piscina terminates the worker that
 //   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
 //   counts from when the worker starts the run (it writes the start into a shared slot).
-// - A worker holds two tasks: the one it runs and the next (TASKS_PER_WORKER).
+// - A spare worker stays loaded, so a stopped worker's place is taken at once (SPARE_THREADS).
 // - Runs asked together (`runAll`: a checkout target's functions) go to one worker as one task:
 //   one message each way instead of one pair per run, the shared input sent and parsed once. Each
 //   run keeps its own deadline (the worker marks each run's start and end); when one overruns, it
@@ -41,8 +41,10 @@ export interface FunctionRunnerOptions {
   maxWaitMs?: number;
   /** Each worker's old-generation heap cap in MB (default 64, at least 32). */
   heapMb?: number;
-  /** Tasks a worker holds at once: the one it runs and those next in its port (default 2). */
+  /** Tasks a worker holds at once: the one it runs and those next in its port (default 1). */
   tasksPerWorker?: number;
+  /** Workers loaded beyond `threads`, standing in at once for one that is stopped (default 1). */
+  spareThreads?: number;
 }
 
 export interface FunctionRunnerStats {
@@ -75,13 +77,21 @@ export interface FunctionRunner {
 const NOT_STARTED_MS = 1000;
 
 /**
- * Tasks a worker holds at once by default: the one it runs and the next, waiting in its port. The
- * worker goes from one to the next without waiting for the main thread, which under load is busy
- * with requests and would otherwise hear late that a worker is free (workers idle, runs wait, and
- * past `maxWaitMs` fail as saturated). A task waiting behind one that is stopped is sent again,
- * ahead of the queue.
+ * Tasks a worker holds at once by default: the one it runs. With 2, a worker also holds the next
+ * task in its port and goes on to it without waiting for a busy main thread, but a task held behind
+ * a runaway waits out the runaway's 50 ms and is then sent again: measured, it raised the p99 of
+ * the other runs under 1 % runaways from ~50 ms to ~350 ms for no gain in checkout throughput, so
+ * the default keeps every waiting task in the queue, free to go to whichever worker frees first.
  */
-const TASKS_PER_WORKER = 2;
+const TASKS_PER_WORKER = 1;
+
+/**
+ * Workers kept loaded beyond `threads` by default, idle until one of the others is stopped: a
+ * replacement takes 130-300 ms to load on a small machine, and without a spare the pool runs on one
+ * worker fewer all that time, so a second runaway then leaves no worker free and runs waiting
+ * behind it fail as saturated (measured: 20-95 of 1,980 at 200 runs/s with 1 % runaways).
+ */
+const SPARE_THREADS = 1;
 
 /** Passes of a run whose task's worker was stopped before it had run (each pass settles at least one run). */
 const MAX_PASSES = 4;
@@ -107,11 +117,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
   const perWorker = Math.max(1, Math.round(options.tasksPerWorker ?? TASKS_PER_WORKER));
+  const spare = Math.max(0, Math.round(options.spareThreads ?? SPARE_THREADS));
 
   const pool = new Piscina<WorkerTask, RunResult[]>({
     filename: workerFile(),
-    minThreads: threads,
-    maxThreads: threads,
+    minThreads: threads + spare,
+    maxThreads: threads + spare,
     idleTimeout: Infinity,
     concurrentTasksPerWorker: perWorker,
     // Not the parent's flags: under `node --import tsx` every worker would start tsx's loader
@@ -138,7 +149,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     if (workers.delete(w.id)) destroyed++;
   });
   const loaded = () => (warmedUp ? workers.size : 0);
-  const warm = warmUp(pool, threads, timeoutMs).then(() => {
+  /** Tasks that may be in piscina at once: `threads` workers' worth, whatever the spares. */
+  const capacity = () => Math.min(loaded(), threads) * perWorker;
+  const warm = warmUp(pool, threads + spare, timeoutMs).then(() => {
     warmedUp = true;
     dispatch();
   });
@@ -151,7 +164,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   let closed = false;
 
   function dispatch(): void {
-    while (queue.length > 0 && busy < loaded() * perWorker && !closed) {
+    while (queue.length > 0 && busy < capacity() && !closed) {
       const next = queue.shift()!;
       waiting -= next.runs.length;
       clearTimeout(next.timer);
@@ -227,7 +240,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
    */
   function submit(runs: PreparedRun[], again = false): Promise<Outcome[]> {
     if (closed) return Promise.resolve(runs.map((run) => failure('RuntimeError', 'the function runner is closed', run.inputBytes)));
-    if (queue.length === 0 && busy < loaded() * perWorker) return execute(runs);
+    if (queue.length === 0 && busy < capacity()) return execute(runs);
     if (!again && waiting + runs.length > maxQueue) {
       stats.saturated += runs.length;
       return Promise.resolve(runs.map((run) => failure('TimeoutError', `not run: the function pool is saturated (${busy} running, ${waiting} waiting)`, run.inputBytes)));
