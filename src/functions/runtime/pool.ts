@@ -41,8 +41,6 @@ export interface FunctionRunnerOptions {
   maxWaitMs?: number;
   /** Each worker's old-generation heap cap in MB (default 64, at least 32). */
   heapMb?: number;
-  /** Tasks a worker holds at once: the one it runs and those next in its port (default 1). */
-  tasksPerWorker?: number;
   /** Workers loaded beyond `threads`, standing in at once for one that is stopped (default 1). */
   spareThreads?: number;
 }
@@ -77,14 +75,12 @@ export interface FunctionRunner {
 const NOT_STARTED_MS = 1000;
 
 /**
- * Tasks a worker holds at once by default: the one it runs. With 2, a worker also holds the next
- * task in its port and goes on to it without waiting for a busy main thread, but a task held behind
- * a runaway waits out the runaway's 50 ms and is then sent again: measured, it raised the p99 of
- * the other runs under 1 % runaways from ~50 ms to ~350 ms for no gain in checkout throughput, so
- * the default keeps every waiting task in the queue, free to go to whichever worker frees first.
+ * A worker is given a task only when it is free: every waiting task stays in the queue, free to go
+ * to whichever worker frees first. (Handing each worker its next task too, in its port, was
+ * measured: a task held behind a runaway waited out the runaway's 50 ms and had to be sent again;
+ * the p99 of the other runs under 1 % runaways went from ~50 ms to ~350 ms, for no gain in
+ * checkout throughput.)
  */
-const TASKS_PER_WORKER = 1;
-
 /**
  * Workers kept loaded beyond `threads` by default, idle until one of the others is stopped: a
  * replacement takes 130-300 ms to load on a small machine, and without a spare the pool runs on one
@@ -116,7 +112,6 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   const maxWaitMs = options.maxWaitMs ?? timeoutMs;
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
-  const perWorker = Math.max(1, Math.round(options.tasksPerWorker ?? TASKS_PER_WORKER));
   const spare = Math.max(0, Math.round(options.spareThreads ?? SPARE_THREADS));
 
   const pool = new Piscina<WorkerTask, RunResult[]>({
@@ -124,7 +119,6 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     minThreads: threads + spare,
     maxThreads: threads + spare,
     idleTimeout: Infinity,
-    concurrentTasksPerWorker: perWorker,
     // Not the parent's flags: under `node --import tsx` every worker would start tsx's loader
     // (its own hooks thread), several hundred ms per worker; the worker file needs no loader.
     execArgv: [],
@@ -149,8 +143,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     if (workers.delete(w.id)) destroyed++;
   });
   const loaded = () => (warmedUp ? workers.size : 0);
-  /** Tasks that may be in piscina at once: `threads` workers' worth, whatever the spares. */
-  const capacity = () => Math.min(loaded(), threads) * perWorker;
+  /** Tasks that may be in piscina at once: one per worker, `threads` at most, whatever the spares. */
+  const capacity = () => Math.min(loaded(), threads);
   const warm = warmUp(pool, threads + spare, timeoutMs).then(() => {
     warmedUp = true;
     dispatch();
@@ -219,8 +213,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
         return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
       }
       if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
-      // Waiting behind another task on a worker that was stopped (that task overran, or exhausted
-      // the heap): none of these runs started, so they are sent again.
+      // The worker was lost before it started any of these runs: they are sent again.
       if (startOf(0) === 0n) return runs.map(() => null);
       // The worker died (out of memory): the run it was on is the one to blame; without one, all.
       const culprit = current();
