@@ -150,6 +150,6 @@ describe('a store\'s checkout set, as of its version (migration 0018)', () => {
     const small = new StoreConfigCache(2);
     for (const slug of ['a', 'b', 'c']) small.set(slug, { storeId: slug, version: '1', zones: [], apps: [], origin: null as never, functions: [] });
     expect(small.size).toBe(2);
-    expect(small.get('a')).toBeNull();
+    expect(small.get('a')).toBeUndefined();
   });
 });

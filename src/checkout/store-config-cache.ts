@@ -6,6 +6,7 @@
 // (src/checkout/checkouts.repo.ts `findCheckoutForQuote`). So a quote is never served a stale set,
 // in this process or any other, and most quotes read the checkout and its lines only.
 import { alpha2 } from '../shipping/countries.js';
+import { Lru } from '../functions/runtime/lru.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
@@ -24,27 +25,10 @@ export interface StoreCheckoutConfig {
 /** Stores remembered; the least recently quoted go first. */
 export const STORE_CONFIGS_KEPT = 2_000;
 
-export class StoreConfigCache {
-  private readonly bySlug = new Map<string, StoreCheckoutConfig>();
-
-  constructor(readonly capacity = STORE_CONFIGS_KEPT) {}
-
-  get(slug: string): StoreCheckoutConfig | null {
-    const hit = this.bySlug.get(slug);
-    if (!hit) return null;
-    this.bySlug.delete(slug);
-    this.bySlug.set(slug, hit);
-    return hit;
-  }
-
-  set(slug: string, config: StoreCheckoutConfig): void {
-    this.bySlug.delete(slug);
-    this.bySlug.set(slug, config);
-    while (this.bySlug.size > this.capacity) this.bySlug.delete(this.bySlug.keys().next().value!);
-  }
-
-  get size(): number {
-    return this.bySlug.size;
+/** By store slug. */
+export class StoreConfigCache extends Lru<string, StoreCheckoutConfig> {
+  constructor(capacity = STORE_CONFIGS_KEPT) {
+    super(capacity);
   }
 }
 
