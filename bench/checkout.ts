@@ -1,16 +1,14 @@
 // Issue 12's scenarios: the storefront checkout's shipping rates and its completion, on data
 // written before the service starts (as bench/setup-data.ts does):
 // - a store with merchant zones only: `GET .../shipping_rates` (target p99 < 10 ms at 32 connections);
-// - a store with the same zones and two shipping apps whose rate endpoint (a receiver in this
-//   process) answers after RATE_APP_DELAY_MS: rates asked of the apps (every request a checkout
+// - a store with the same zones and two shipping apps whose rate endpoint (a receiver in a
+//   process of its own, bench/rate-app.ts) answers after RATE_APP_DELAY_MS: rates asked of the apps (every request a checkout
 //   with its own address, so its own request bytes: never the cache), target p99 no more than 15 ms
 //   above the slower app; and from the cache (checkouts already quoted), target as fast as zones only;
 // - completion (`POST .../complete`, each checkout completed once) against `POST /orders` taking the
 //   same order on the same store (target: at least half its throughput);
 // - issue 13: a store with the same zones and an app with three delivery-option functions (C11.3):
 //   `GET .../shipping_rates`, every request running the three (target p99 < 15 ms at 32 connections).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
@@ -40,24 +38,6 @@ export interface CheckoutBenchData {
   /** The zones store's merchant, who takes the same order through `POST /orders`. */
   merchantLogin: { email: string; password: string };
   orderBody: string;
-}
-
-/** The shipping apps' rate endpoint: two services after RATE_APP_DELAY_MS, answered by every app. */
-export async function startRateReceiver(): Promise<{ url: string; server: Server; requests: () => number }> {
-  let requests = 0;
-  const reply = JSON.stringify({
-    rates: [
-      { service_name: 'Ground', service_code: 'ground', total_price: '899', currency: 'USD', description: '3 to 5 business days' },
-      { service_name: 'Express', service_code: 'express', total_price: 1999, currency: 'USD' },
-    ],
-  });
-  const server = createServer((req, res) => {
-    requests++;
-    req.resume();
-    req.on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(reply), RATE_APP_DELAY_MS));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`, server, requests: () => requests };
 }
 
 const address = (zip: string) => ({

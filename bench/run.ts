@@ -76,7 +76,7 @@ import { serviceEnv, setupBenchData, type BenchTarget } from './setup-data.js';
 import { runWebhookBench, type WebhookBenchResult } from '../test/fixtures/webhook-bench.js';
 import { analyticsLatency, orderSanityCheck, BENCH_ORDER_APPS, type Latency } from './orders.js';
 import { PRODUCT_SCALE_SIZES } from './products-scale.js';
-import { RATE_APP_DELAY_MS, functionPoolStats, startRateReceiver } from './checkout.js';
+import { RATE_APP_DELAY_MS, functionPoolStats } from './checkout.js';
 import { dashboardHeaders, dashboardPages, dashboardSanityCheck, dashboardSignIn } from './dashboard.js';
 import { printFunctionsFigures, printFunctionsTargets, runFunctionsBench, type FunctionsBenchResult } from './functions.js';
 
@@ -168,6 +168,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+const RATE_APPS = 'shipping apps';
 const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`);
 const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
@@ -465,15 +466,15 @@ async function main() {
   };
   const t0 = performance.now();
   const CHECKOUT = ['rates', 'rates-apps', 'rates-functions', 'complete'].some((x) => ONLY.has(x));
-  const receiver = CHECKOUT ? await startRateReceiver() : null;
-  if (receiver) cleanups.push(() => new Promise<void>((resolve) => receiver.server.close(() => resolve())));
+  const receiver = CHECKOUT ? await startFloor(RATE_APPS, 'rate-app.ts', { RATE_APP_DELAY_MS: String(RATE_APP_DELAY_MS) }) : null;
+  if (receiver) cleanups.push(() => stopChild(receiver.child).then(() => {}));
   // Enough fresh checkouts that no request of the warm-up and the rounds (set-aside ones included)
   // has to reuse one: at most CONNECTIONS requests in flight, each taking at least the apps' delay.
   const loadSeconds = WARMUP_S + 2 * ROUNDS * ROUND_S;
   const checkoutCounts = CHECKOUT
     ? { uncached: ONLY.has('rates-apps') ? Math.ceil((loadSeconds * CONNECTIONS * 1000) / RATE_APP_DELAY_MS) : 0, complete: ONLY.has('complete') ? Math.ceil(loadSeconds * 800) : 0 }
     : null;
-  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES, receiver && checkoutCounts ? { ratesUrl: receiver.url, ...checkoutCounts } : null, ONLY.has('dashboard'));
+  const data = await setupBenchData(target, STORES, APPS, ORDERS, CATALOG_SIZES, receiver && checkoutCounts ? { ratesUrl: `${receiver.url}rates`, ...checkoutCounts } : null, ONLY.has('dashboard'));
   const extras = [
     ORDERS ? `one store with ${ORDERS} orders and ${BENCH_ORDER_APPS} apps` : '',
     CATALOG_SIZES.length ? `catalog stores of ${CATALOG_SIZES.join(', ')} products` : '',
@@ -494,6 +495,8 @@ async function main() {
   const watched: Watched[] = [{ name: 'service', pid: serverPid! }];
   if (hello) watched.push({ name: 'floor hello', pid: hello.child.proc.pid! });
   if (pk) watched.push({ name: 'floor pk', pid: pk.child.proc.pid! });
+  // The apps' CPU is the bench's own, not other load on the machine (it works only in rates-apps).
+  if (receiver) watched.push({ name: RATE_APPS, pid: receiver.child.proc.pid! });
   let backends: BackendCpu | null = null;
   if (SERVER_URL) {
     backends = await BackendCpu.open(SERVER_URL, processCpu);
@@ -640,7 +643,7 @@ async function main() {
   }
   // The processes kept up must not compete while another one is measured.
   const rounds = all.flatMap((x) => [...x.rounds, ...x.setAside]);
-  const idle = watched.flatMap((w) => {
+  const idle = watched.filter((w) => w.name !== RATE_APPS).flatMap((w) => {
     const s = spread(rounds.flatMap((r) => (w.name in r.bystanderCpuPct ? [r.bystanderCpuPct[w.name]] : [])));
     return s ? [`${w.name} ${s.median.toFixed(1)} / ${s.max.toFixed(1)}`] : [];
   });

@@ -2,6 +2,10 @@
 // random values, so a fast hash is enough); app client secrets must be readable again to sign
 // webhooks and session tokens, so they are encrypted with a key derived from SVC_SECRET.
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Lru } from './functions/runtime/lru.js';
+
+/** Sealed secrets kept opened: every app of a busy process, signing each webhook and rate request. */
+const OPENED_KEPT = 1_000;
 
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -24,6 +28,12 @@ export function safeEqual(a: string, b: string): boolean {
 
 export class SecretBox {
   private readonly key: Buffer;
+  /**
+   * Opened secrets by their sealed text: opening is an AES-GCM decryption per signed request (a
+   * twentieth of a shipping rate quote's CPU). The process holds the key that opens them anyway, so
+   * keeping a bounded number opened in its memory exposes nothing it could not read already.
+   */
+  private readonly opened = new Lru<string, string>(OPENED_KEPT);
 
   constructor(svcSecret: string) {
     this.key = Buffer.from(hkdfSync('sha256', svcSecret, 'svc-app-platform', 'app-client-secret-encryption', 32));
@@ -38,6 +48,15 @@ export class SecretBox {
   }
 
   open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.decrypt(sealed);
+      this.opened.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  private decrypt(sealed: string): string {
     const [version, iv, tag, body] = sealed.split('.');
     if (version !== 'v1') throw new Error('unknown secret encoding');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
