@@ -256,10 +256,10 @@ describe('PUT /api/v1/products/{id}.json (app-api.md; C14.1)', () => {
       [{ status: 'gone' }, 'status'],
       [{ tags: [{}] }, 'tags'],
       [{ variants: { price: 1 } }, 'variants'],
-      [{ variants: ['x'] }, 'variants.0'],
-      [{ variants: [{ price: 'free' }] }, 'variants.0.price'],
-      [{ variants: [{ inventory_quantity: 2.5 }] }, 'variants.0.inventory_quantity'],
-      [{ variants: [{ compare_at_price: -2 }] }, 'variants.0.compare_at_price'],
+      [{ variants: ['x'] }, 'variants[0]'],
+      [{ variants: [{ price: 'free' }] }, 'variants[0].price'],
+      [{ variants: [{ inventory_quantity: 2.5 }] }, 'variants[0].inventory_quantity'],
+      [{ variants: [{ compare_at_price: -2 }] }, 'variants[0].compare_at_price'],
     ];
     for (const [body, key] of cases) {
       const res = await h.req('PUT', `/api/v1/products/${created.product_id}.json`, { token: s.accessToken, body });
@@ -427,14 +427,14 @@ describe('merchant POST /products (C7.1, C14.1)', () => {
   it('invalid variants and images -> 400 envelope naming the field, nothing created', async () => {
     const m = await signupMerchant(h);
     const cases: [Record<string, unknown>, RegExp][] = [
-      [{ variants: [{ name: 'Size', value: 'M' }] }, /^variants\.0\.price can't be blank$/],
-      [{ variants: [{ price: 'abc' }] }, /^variants\.0\.price/],
-      [{ variants: [{ price: 1, stock: -1 }] }, /^variants\.0\.stock/],
-      [{ variants: [{ price: 1, weightUnit: 'ton' }] }, /^variants\.0\.weightUnit/],
-      [{ variants: [{ price: 1, weight: -2 }] }, /^variants\.0\.weight/],
-      [{ variants: [{ price: 1 }, 7] }, /^variants\.1/],
+      [{ variants: [{ name: 'Size', value: 'M' }] }, /^variants\[0\]\.price can't be blank$/],
+      [{ variants: [{ price: 'abc' }] }, /^variants\[0\]\.price/],
+      [{ variants: [{ price: 1, stock: -1 }] }, /^variants\[0\]\.stock/],
+      [{ variants: [{ price: 1, weightUnit: 'ton' }] }, /^variants\[0\]\.weightUnit/],
+      [{ variants: [{ price: 1, weight: -2 }] }, /^variants\[0\]\.weight/],
+      [{ variants: [{ price: 1 }, 7] }, /^variants\[1\]/],
       [{ variants: 'many' }, /^variants/],
-      [{ images: ['not a url'] }, /^images\.0/],
+      [{ images: ['not a url'] }, /^images\[0\]/],
       [{ images: 'https://cdn.example.com/a.jpg' }, /^images/],
       [{ category: 5 }, /^category/],
     ];

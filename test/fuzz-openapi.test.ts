@@ -211,11 +211,46 @@ async function send(c: Case): Promise<string | null> {
   if (shapeOf(c.op.path) === 'errors') {
     const ok = body && Object.keys(body).length === 1 && body.errors && typeof body.errors === 'object' && Object.keys(body.errors).length > 0 &&
       Object.values(body.errors).every((m) => Array.isArray(m) && m.length > 0 && m.every((s) => typeof s === 'string'));
-    return ok ? null : fail('not the errors body');
+    if (!ok) return fail('not the errors body');
+    const misnamed = Object.keys(body.errors).find((key) => misnamedField(key, c.payload));
+    return misnamed === undefined ? null : fail(`field "${misnamed}" names an array position with a dot, or an object key with brackets`);
   }
   const ok = body && Object.keys(body).length === 6 && body.status === res.statusCode && body.state === 'error' && typeof body.message === 'string' &&
     body.message.length > 0 && body.data === null && body.count === null && body.pagination === null;
   return ok ? null : fail('not the envelope error');
+}
+
+/**
+ * One naming of fields in errors bodies (src/http/field-path.ts): keys with dots, array positions in
+ * brackets. The field is walked in the body that was sent (and in its one wrapped object, for
+ * `{ "product": { ... } }`): a dotted step of digits that lands on an array, or a bracketed one on
+ * anything else, is misnamed. A step the body does not have ends the walk (a missing field).
+ */
+function misnamedField(key: string, payload: string | undefined): boolean {
+  let sent: unknown;
+  try {
+    sent = payload === undefined ? undefined : JSON.parse(payload);
+  } catch {
+    return false;
+  }
+  const steps = [...key.matchAll(/\[(\d+)\]|\.?([^.[\]]+)/g)].map((m): { position: number } | { key: string } => (m[1] !== undefined ? { position: Number(m[1]) } : { key: m[2] ?? '' }));
+  const walk = (root: unknown): boolean => {
+    let node = root;
+    for (const step of steps) {
+      if (node === null || typeof node !== 'object') return false;
+      if ('position' in step) {
+        if (!Array.isArray(node)) return true;
+        node = node[step.position];
+      } else {
+        if (Array.isArray(node)) return /^\d+$/.test(step.key);
+        if (!(step.key in node)) return false;
+        node = (node as Record<string, unknown>)[step.key];
+      }
+    }
+    return false;
+  };
+  const wrapped = sent && typeof sent === 'object' && !Array.isArray(sent) && Object.keys(sent).length === 1 ? Object.values(sent)[0] : undefined;
+  return walk(sent) || (wrapped !== undefined && walk(wrapped));
 }
 
 async function pool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {

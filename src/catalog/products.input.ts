@@ -204,7 +204,7 @@ function images(errors: FieldErrors, body: Body, patch: ProductPatch): void {
     return;
   }
   list.forEach((src, i) => {
-    if (!isHttpUrl(src)) errors.add(`images.${i}`, 'must be an http or https URL');
+    if (!isHttpUrl(src)) errors.add(`images[${i}]`, 'must be an http or https URL');
   });
   patch.images = list as string[];
 }
@@ -259,7 +259,7 @@ function variantList(errors: FieldErrors, body: Body): Body[] | undefined {
   }
   const objects: Body[] = [];
   list.forEach((v, i) => {
-    if (!v || typeof v !== 'object' || Array.isArray(v)) errors.add(`variants.${i}`, 'must be an object');
+    if (!v || typeof v !== 'object' || Array.isArray(v)) errors.add(`variants[${i}]`, 'must be an object');
     else objects.push(v as Body);
   });
   return objects.length === list.length ? objects : undefined;
@@ -285,8 +285,8 @@ export function readAdminCreate(raw: unknown): ProductDraft {
   images(errors, body, patch);
   const variants: NewVariant[] = [];
   (variantList(errors, body) ?? []).forEach((v, i) => {
-    const f = variantFields(errors, v, `variants.${i}`);
-    if (f.price_minor === undefined && !has(v, 'price')) errors.add(`variants.${i}.price`, "can't be blank");
+    const f = variantFields(errors, v, `variants[${i}]`);
+    if (f.price_minor === undefined && !has(v, 'price')) errors.add(`variants[${i}].price`, "can't be blank");
     if (f.price_minor !== undefined) variants.push(f as NewVariant);
   });
   errors.check();
@@ -308,14 +308,14 @@ export function readApiUpdate(raw: unknown): ProductPatch {
     if (!Array.isArray(list)) errors.add('variants', 'must be an array');
     else if (list.length > 0) {
       const first = list[0];
-      if (!first || typeof first !== 'object' || Array.isArray(first)) errors.add('variants.0', 'must be an object');
+      if (!first || typeof first !== 'object' || Array.isArray(first)) errors.add('variants[0]', 'must be an object');
       else {
         const v = first as Body;
-        const price = money(errors, v.price, 'variants.0.price', { nullable: true });
+        const price = money(errors, v.price, 'variants[0].price', { nullable: true });
         if (price !== undefined) patch.price_minor = price;
-        const compare = money(errors, v.compare_at_price, 'variants.0.compare_at_price', { nullable: true });
+        const compare = money(errors, v.compare_at_price, 'variants[0].compare_at_price', { nullable: true });
         if (compare !== undefined) patch.compare_at_price_minor = compare;
-        const qty = count(errors, v.inventory_quantity, 'variants.0.inventory_quantity');
+        const qty = count(errors, v.inventory_quantity, 'variants[0].inventory_quantity');
         if (qty !== undefined) patch.inventory_quantity = qty;
       }
     }
@@ -339,7 +339,7 @@ export function readAdminUpdate(raw: unknown): { patch: ProductPatch; variants: 
   images(errors, body, patch);
   const variants: VariantChange[] = [];
   (variantList(errors, body) ?? []).forEach((v, i) => {
-    const label = `variants.${i}`;
+    const label = `variants[${i}]`;
     const refRaw = v.varientId ?? v.id;
     const ref = refRaw === undefined || refRaw === null ? null : idText(refRaw);
     if (ref !== null && !isCatalogId(ref)) errors.add(`${label}.varientId`, 'must be a variant UUID or numeric id');

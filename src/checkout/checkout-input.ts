@@ -57,9 +57,9 @@ const CATALOG_REF = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function readLines(lines: CheckoutCreate['line_items']): AskedLine[] {
   return lines.map((l, i) => {
     const ref = String(l.product_id).trim().toLowerCase();
-    if (!CATALOG_REF.test(ref)) throw fieldError(`line_items.${i}.product_id`, REF_WORDS);
+    if (!CATALOG_REF.test(ref)) throw fieldError(`line_items[${i}].product_id`, REF_WORDS);
     const variant = l.variant_id === undefined || l.variant_id === null || l.variant_id === '' ? null : String(l.variant_id).trim().toLowerCase();
-    if (variant !== null && !CATALOG_REF.test(variant)) throw fieldError(`line_items.${i}.variant_id`, REF_WORDS);
+    if (variant !== null && !CATALOG_REF.test(variant)) throw fieldError(`line_items[${i}].variant_id`, REF_WORDS);
     return { id: randomUUID(), product_id: ref, variant_id: variant, quantity: l.quantity };
   });
 }

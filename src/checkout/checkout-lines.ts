@@ -77,7 +77,7 @@ export async function checkAskedLines(q: Queryable, storeId: string, asked: Aske
   for (const [i, line] of asked.entries()) {
     const found = await catalogLine(q, storeId, line.product_id, line.variant_id);
     const problem = unavailable(found, line);
-    if (problem) throw fieldError(`line_items.${i}.${problem.field}`, problem.problem);
+    if (problem) throw fieldError(`line_items[${i}].${problem.field}`, problem.problem);
     out.push({ ...line, product_id: found!.product_id, variant_id: found!.variant_id });
   }
   return out;
@@ -99,7 +99,8 @@ export function priceFoundLines(asked: AskedLine[], found: (CatalogLine | null)[
   const problems: ValidationProblem[] = [];
   for (const [i, line] of asked.entries()) {
     const f = found[i] ?? null;
-    if (unavailable(f, line)) problems.push({ message: 'This item is no longer available', target: `line_items.${i}` });
+    // Named by the line's id, as a validation function names a line (C11.3 `target`).
+    if (unavailable(f, line)) problems.push({ message: 'This item is no longer available', target: line.id });
     else lines.push(priced(f!, line));
   }
   return { lines, problems };

@@ -11,6 +11,7 @@
 //   thousands of levels deep (a 1 MB body holds 500,000 levels). Size is bounded by the body limit.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from './errors.js';
+import { childPath } from './field-path.js';
 
 /** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
 export const MAX_JSON_DEPTH = 64;
@@ -46,12 +47,12 @@ export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_J
     if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) continue;
     if (depth >= maxDepth) throw badRequest(`${where} is nested too deeply (at most ${maxDepth} levels)`);
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], depth: depth + 1, path: `${path}.${i}` });
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], depth: depth + 1, path: childPath(path, i) });
       continue;
     }
     for (const key of Object.keys(v)) {
       if (!isSafeText(key)) throw unsafeText(`${path} key`);
-      stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: `${path}.${key}` });
+      stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: childPath(path, key) });
     }
   }
 }
@@ -66,9 +67,10 @@ export function isCleanInput(value: unknown, maxDepth = MAX_JSON_DEPTH): boolean
   }
 }
 
-/** A field's path as the errors body names it: `body.product.title` -> `product.title`. */
+/** A field's path as the errors body names it: `body.product.title` -> `product.title`, `body[0]` -> `[0]`. */
 function fieldPath(path: string, prefix: string): string {
-  return path === prefix ? 'base' : path.slice(prefix.length + 1) || '(empty key)';
+  if (path === prefix) return 'base';
+  return path[prefix.length] === '[' ? path.slice(prefix.length) : path.slice(prefix.length + 1) || '(empty key)';
 }
 
 /**

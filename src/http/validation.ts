@@ -16,6 +16,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { AppError, badRequest } from './errors.js';
+import { childPath, pointerPath } from './field-path.js';
 
 // ajv-formats is CommonJS: its default export is the function under `default` when imported from ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -80,13 +81,10 @@ function claimedBy(root: Schema, error: ErrorObject): ErrorObject {
   return error;
 }
 
-/** Where a failed value sits, as the errors body names fields: `line_items.0.quantity`. */
+/** Where a failed value sits, as the errors body names fields: `line_items[0].quantity` (field-path.ts). */
 function fieldOf(error: ErrorObject): string {
-  const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  if (error.keyword === 'required') {
-    const missing = String((error.params as { missingProperty: string }).missingProperty);
-    return path ? `${path}.${missing}` : missing;
-  }
+  const path = pointerPath(error.instancePath);
+  if (error.keyword === 'required') return childPath(path, String((error.params as { missingProperty: string }).missingProperty));
   return path;
 }
 
