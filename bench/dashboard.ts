@@ -112,10 +112,11 @@ export async function setupDashboardBench(deps: Deps): Promise<DashboardBenchDat
   );
   // Attempts: one per attempt_count; the earlier ones of a retried delivery failed.
   await db.query(
-    `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
+    `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, app_id)
      SELECT d.id, k, d.created_at + (k - 1) * interval '1 minute', 40 + (hashtext(d.id::text || k) & 1023) % 400,
             CASE WHEN k = d.attempt_count AND d.status = 'success' THEN 200 WHEN k % 2 = 0 THEN NULL ELSE 502 END,
-            CASE WHEN k = d.attempt_count AND d.status = 'success' THEN NULL WHEN k % 2 = 0 THEN 'timeout after 10000 ms' ELSE 'HTTP 502' END
+            CASE WHEN k = d.attempt_count AND d.status = 'success' THEN NULL WHEN k % 2 = 0 THEN 'timeout after 10000 ms' ELSE 'HTTP 502' END,
+            d.app_id
        FROM webhook_deliveries d CROSS JOIN LATERAL generate_series(1, d.attempt_count) k
       WHERE d.app_id = $1`,
     [appId],

@@ -8,6 +8,7 @@ import { startReceiver, verifySignature, type Receiver } from './fixtures/webhoo
 import { emitEvent, runDeliveries, subscribe, webhookStore } from './fixtures/webhook-setup.js';
 import { fanOutBatch } from '../src/webhooks/fanout.js';
 import { createDeliveries } from '../src/webhooks/deliveries.repo.js';
+import { deliveryWindowStats } from '../src/webhooks/delivery-log.js';
 
 let h: Harness;
 let rx: Receiver;
@@ -126,6 +127,65 @@ describe('C8.6 stats and C14.10 redelivery', () => {
     await runDeliveries(h);
     expect(rx.byWebhookId(down.webhookId).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2', '3', '4', '5']);
     expect((await stats()).data).toEqual({ total: 5, success: 5, failed: 0, pending: 0, retrying: 0 });
+  });
+});
+
+describe('C8.6 the stats panel\'s p90 of attempt durations (issue 15)', () => {
+  /** The query before migration 0019, which joined every app's attempts to this app's deliveries. */
+  const joinedP90 = async (appId: string, since: Date) => {
+    const { rows } = await h.db.query<{ p90: number | null }>(
+      `SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY a.duration_ms)::float8 AS p90
+         FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.app_id = $1 AND a.started_at >= $2`,
+      [appId, since],
+    );
+    return rows[0].p90 === null ? null : Math.round(Number(rows[0].p90));
+  };
+  const attemptsOfStore = async (storeId: string) => (await h.db.query<{ source: string; app_id: string | null; delivery_id: string }>(
+    'SELECT d.source, a.app_id, a.delivery_id FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.store_id = $1',
+    [storeId],
+  )).rows;
+
+  it('attempts carry their delivery\'s app (none for a store webhook); another app\'s extreme attempts leave the p90 as it was', async () => {
+    const mine = await webhookStore(h);
+    await subscribe(h, mine.accessToken, 'orders/create', `${rx.url}/p90-mine`);
+    const hook = await h.req('POST', '/webhooks', { token: mine.merchant.token, body: { topic: 'orders/create', address: `${rx.url}/p90-store` } });
+    expect(hook.statusCode).toBe(201);
+    for (const id of [1, 2, 3]) await emitEvent(h, mine.merchant.storeId, 'orders/create', { id });
+    await runDeliveries(h);
+
+    const recorded = await attemptsOfStore(mine.merchant.storeId);
+    expect(recorded.filter((a) => a.source === 'subscription').map((a) => a.app_id)).toEqual([mine.app.appId, mine.app.appId, mine.app.appId]);
+    expect(recorded.filter((a) => a.source === 'store').map((a) => a.app_id)).toEqual([null, null, null]);
+    // Known durations, so the figure is exact: the p90 of 100, 200, 300 ms is 280 ms.
+    const ids = recorded.filter((a) => a.source === 'subscription').map((a) => a.delivery_id).sort();
+    await h.db.query('UPDATE webhook_attempts SET duration_ms = 100 * (array_position($1::uuid[], delivery_id)) WHERE delivery_id = ANY($1::uuid[])', [ids]);
+    // The merchant's own webhook is no app's: its attempts never count.
+    await h.db.query(`UPDATE webhook_attempts a SET duration_ms = 999999 FROM webhook_deliveries d WHERE d.id = a.delivery_id AND d.store_id = $1 AND d.source = 'store'`, [mine.merchant.storeId]);
+
+    const since = new Date(h.clock.nowMs() - 7 * 86_400_000);
+    const before = await deliveryWindowStats(h.db, mine.app.appId, since);
+    expect(before).toMatchObject({ total: 3, success: 3, failureRate: 0, p90Ms: 280 });
+
+    // Another app on another store, its attempts inside the window with extreme durations.
+    const other = await webhookStore(h);
+    await subscribe(h, other.accessToken, 'orders/create', `${rx.url}/p90-other`);
+    for (const id of [1, 2, 3, 4]) await emitEvent(h, other.merchant.storeId, 'orders/create', { id });
+    await runDeliveries(h);
+    const theirs = await attemptsOfStore(other.merchant.storeId);
+    expect(theirs.map((a) => a.app_id)).toEqual([other.app.appId, other.app.appId, other.app.appId, other.app.appId]);
+    await h.db.query('UPDATE webhook_attempts SET duration_ms = 2000000000 WHERE app_id = $1', [other.app.appId]);
+    await h.db.query('UPDATE webhook_attempts SET duration_ms = 0 WHERE delivery_id = $1', [theirs[0].delivery_id]);
+
+    expect(await deliveryWindowStats(h.db, mine.app.appId, since)).toEqual(before);
+    expect((await deliveryWindowStats(h.db, other.app.appId, since)).p90Ms).toBe(2000000000);
+    // The same figures as the query the index replaced, and the same window: on the attempt's start.
+    for (const appId of [mine.app.appId, other.app.appId]) {
+      for (const at of [since, h.clock.now(), new Date(h.clock.nowMs() + 60_000)]) {
+        expect((await deliveryWindowStats(h.db, appId, at)).p90Ms, `${appId} ${at.toISOString()}`).toBe(await joinedP90(appId, at));
+      }
+    }
+    expect((await deliveryWindowStats(h.db, mine.app.appId, new Date(h.clock.nowMs() + 60_000))).p90Ms).toBeNull();
   });
 });
 

@@ -216,7 +216,8 @@ export interface AttemptRecord {
 
 /**
  * Record attempts and next states in one statement, each only where the lease is still held: a
- * worker whose lease expired (and whose row another worker took over) records nothing.
+ * worker whose lease expired (and whose row another worker took over) records nothing. Each attempt
+ * carries its delivery's app (migration 0019), read from the row updated here, never from the caller.
  * Returns the ids recorded.
  */
 export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<string[]> {
@@ -231,10 +232,10 @@ export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<
          lease_until = NULL, lease_token = NULL, response_status = x.response_status, response_body = x.response_body,
          last_error = x.error, updated_at = x.updated_at
        FROM x WHERE d.id = x.id AND d.lease_token = x.token AND ${asyncCommit(db)}
-       RETURNING d.id
+       RETURNING d.id, d.app_id
      )
-     INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error)
-     SELECT x.id, x.attempt, x.started_at, x.duration_ms, x.response_status, x.error FROM x JOIN updated ON updated.id = x.id
+     INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, app_id)
+     SELECT x.id, x.attempt, x.started_at, x.duration_ms, x.response_status, x.error, updated.app_id FROM x JOIN updated ON updated.id = x.id
      ON CONFLICT DO NOTHING
      RETURNING delivery_id`,
     [JSON.stringify(records)],
