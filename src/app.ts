@@ -85,6 +85,10 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     genReqId: requestIdOf,
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
+    // Behind a load balancer the socket's address is the proxy's; SVC_TRUST_PROXY says which peers'
+    // X-Forwarded-For to believe for `request.ip` (the login throttle's client address). Default:
+    // none, so a client cannot pick its own address with the header.
+    trustProxy: deps.config.trustProxy,
     // Errors raised before routing (a URL with bad percent-encoding, a path parameter over the
     // length limit) still get the shape of the endpoint the URL names (C5.1), the version header
     // under /api/v1 (C5.5), a request id and a place in the metrics: no hook runs for them.

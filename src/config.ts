@@ -33,6 +33,12 @@ export interface Config {
   stripeWebhookSecret: string | null;
   smtpUrl: string | null;
   deliveryRetentionDays: number;
+  /**
+   * Fastify's `trustProxy`: which peers' X-Forwarded-For names the client (`request.ip`, the login
+   * throttle's client address). `false`: none, the socket's address is the client's; a list: the
+   * proxies' addresses, CIDR ranges or range names (proxy-addr's loopback, linklocal, uniquelocal).
+   */
+  trustProxy: false | string[];
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -94,6 +100,7 @@ export function loadConfig(env: Env = process.env, options: { persistSecret?: bo
     stripeWebhookSecret: v.SVC_STRIPE_WEBHOOK_SECRET ?? null,
     smtpUrl: v.SMTP_URL ?? null,
     deliveryRetentionDays: v.SVC_DELIVERY_RETENTION_DAYS ?? 30,
+    trustProxy: v.SVC_TRUST_PROXY ?? false,
     logLevel: v.LOG_LEVEL ?? (production ? 'info' : 'warn'),
   };
 }

@@ -29,6 +29,7 @@ describe('C1.2 configuration', () => {
       production: false, port: 3000, host: '127.0.0.1', baseUrl: 'http://localhost:3000', siteUrl: 'http://localhost:3000',
       dataDir: dir, databaseUrl: null, redisUrl: null, seed: 'auto', testClock: false, allowPrivateWebhooks: true,
       role: 'all', commissionRate: 0.2, fxRates: {}, stripeWebhookSecret: null, smtpUrl: null, deliveryRetentionDays: 30,
+      trustProxy: false,
     });
   });
 
@@ -169,6 +170,23 @@ describe('C1.2 configuration', () => {
       const documented = new Set([...table.matchAll(/^\| (.+?) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([A-Z_]+)`/g)].map((n) => n[1])));
       expect([...documented].sort()).toEqual(Object.keys(VARIABLES).sort());
     });
+  });
+
+  it('SVC_TRUST_PROXY: false or the proxies\' addresses; never a setting that lets a client choose its own address', () => {
+    const trust = (value: string) => loadConfig({ SVC_SECRET: SECRET, SVC_TRUST_PROXY: value }).trustProxy;
+    expect(trust('')).toBe(false);
+    expect(trust('false')).toBe(false);
+    expect(trust('127.0.0.1')).toEqual(['127.0.0.1']);
+    expect(trust(' 10.0.0.0/8, 192.168.1.10 ')).toEqual(['10.0.0.0/8', '192.168.1.10']);
+    expect(trust('loopback,uniquelocal')).toEqual(['loopback', 'uniquelocal']);
+    expect(trust('::1,fd00::/8')).toEqual(['::1', 'fd00::/8']);
+    const allowed = "must be false or a comma-separated list of the proxies' IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal); not true, a hop count or a range of every address (a client could choose its own address)";
+    expect(problems({ SVC_TRUST_PROXY: 'true' })).toEqual([`SVC_TRUST_PROXY="true": ${allowed}`]);
+    // Refused: a hop count (Fastify no longer honours one), every address, bad addresses and
+    // ranges, host names (proxy-addr compares addresses), an empty entry, a shorthand address.
+    for (const bad of ['1', '2', '0', '0.0.0.0/0', '::/0', '10.0.0.1/33', '256.1.1.1', 'proxy.internal', '10.0.0.1,', '10.0.0.1,,10.0.0.2', '127.1', 'FALSE', 'on']) {
+      expect(problems({ SVC_TRUST_PROXY: bad }), bad).toEqual([`SVC_TRUST_PROXY=${JSON.stringify(bad)}: ${allowed}`]);
+    }
   });
 
   it('parses roles, FX rates and flags', () => {

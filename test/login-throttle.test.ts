@@ -8,7 +8,7 @@
 // other out, and neither do repeated runs against one Redis.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHarness, type Harness } from './helpers/harness.js';
+import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { LOGIN_LIMITS, THROTTLED_MESSAGE } from '../src/accounts/login-throttle.js';
 import type { AttemptStore } from '../src/ratelimit/attempts.js';
 
@@ -187,4 +187,58 @@ describe('when the attempt store is unreachable', () => {
       h.deps.attempts = real;
     }
   });
+});
+
+// Behind a load balancer every client reaches the service from the proxy's address (README "Running
+// at scale"; docs/decisions.md "Hardening: SSRF and login throttling"). Over real HTTP on loopback:
+// the socket's address is always 127.0.0.1, standing for the proxy, and X-Forwarded-For names the
+// client. Memory store, one service per block: the loopback address is counted afresh.
+describe.each<{ name: string; env: Record<string, string>; trusted: boolean }>([
+  { name: 'SVC_TRUST_PROXY=127.0.0.1 (the proxy on loopback)', env: { SVC_TRUST_PROXY: '127.0.0.1' }, trusted: true },
+  { name: 'SVC_TRUST_PROXY unset (the default)', env: {}, trusted: false },
+])('client addresses behind a proxy: $name', ({ env, trusted }) => {
+  let h: Harness;
+  let base: string;
+  beforeAll(async () => {
+    h = await createHarness(env);
+    base = await listenOnLoopback(h);
+  });
+  afterAll(() => h?.close());
+
+  async function fail(forwardedFor: string): Promise<number> {
+    const res = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+      body: JSON.stringify({ email: newEmail(), password: 'wrong-password' }),
+    });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  it.runIf(trusted)('two clients told apart only by X-Forwarded-For are throttled separately: one locked, the other not', async () => {
+    const [locked, other] = [newIp(), newIp()];
+    const statuses: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 1; i++) statuses.push(await fail(locked));
+    expect(statuses).toEqual([...Array(CLIENT_LIMIT).fill(401), 429]);
+    expect(await fail(other)).toBe(401);
+    // The proxy appends the address it saw: what a client writes in front of it is not believed.
+    expect(await fail(`${other}, ${locked}`)).toBe(429);
+    expect(await fail(`${locked}, ${other}`)).toBe(401);
+  }, 60_000);
+
+  it.runIf(trusted)('a peer that is not a trusted proxy is its socket address, whatever X-Forwarded-For it sends', async () => {
+    const peer = newIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 1; i++) {
+      const res = await h.app.inject({ method: 'POST', url: '/auth/login', remoteAddress: peer, headers: { 'content-type': 'application/json', 'x-forwarded-for': newIp() }, payload: JSON.stringify({ email: newEmail(), password: 'wrong-password' }) });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([...Array(CLIENT_LIMIT).fill(401), 429]);
+  }, 60_000);
+
+  it.runIf(!trusted)('X-Forwarded-For is ignored: one socket address is one client however the header varies', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 2; i++) statuses.push(await fail(newIp()));
+    expect(statuses).toEqual([...Array(CLIENT_LIMIT).fill(401), 429, 429]);
+  }, 60_000);
 });

@@ -2,7 +2,8 @@
 // the shared store when REDIS_URL is set:
 //   - per account (the email, trimmed and lowercased, hashed): 5 failures lock it for 15 minutes;
 //   - per client address (request.ip): 30 failures lock that address for 15 minutes, whatever
-//     emails it tries (password spraying).
+//     emails it tries (password spraying). Behind a load balancer request.ip is the client's only
+//     when SVC_TRUST_PROXY names the balancer (src/config/variables.ts).
 // Checked before the email is looked up or the password hashed, so a locked account answers 429
 // to the right password too and cannot be probed, and an email that does not exist is counted
 // and locked exactly like one that does (the 429 says nothing about which it is). A success clears

@@ -24,6 +24,32 @@ const fxRates = z
   })
   .pipe(z.record(z.string().regex(/^[A-Z]{3}$/), z.number().positive()));
 
+/** proxy-addr's names for address ranges, which Fastify's `trustProxy` accepts beside addresses. */
+export const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'] as const;
+/** A range of every address (`0.0.0.0/0`, `::/0`): trusting it is trusting `true`. */
+const everyAddress = (cidr: string) => /\/0+$/.test(cidr);
+const proxyAddress = z.union([
+  z.enum(PROXY_RANGE_NAMES),
+  z.ipv4(),
+  z.ipv6(),
+  z.cidrv4().refine((v) => !everyAddress(v)),
+  z.cidrv6().refine((v) => !everyAddress(v)),
+]);
+/**
+ * Which peers may say who the client is (X-Forwarded-For), as Fastify's `trustProxy` takes it: the
+ * proxies' addresses. `false` is the default written out. Refused: `true` and a range of every
+ * address (they take the left-most X-Forwarded-For entry, which the client writes itself), and a
+ * number of hops (Fastify 5.12 ignores one: a count cannot tell a proxy from a client that reaches
+ * the service directly).
+ */
+const trustProxy = z.union([
+  z.literal('false').transform(() => false as const),
+  z
+    .string()
+    .transform((list) => list.split(',').map((entry) => entry.trim()))
+    .pipe(z.array(proxyAddress).min(1)),
+]);
+
 /**
  * How a value may be shown in a refusal: `plain`, `secret` (never shown, only its length) or `url`
  * (shown with any password in it masked).
@@ -59,6 +85,10 @@ export const VARIABLES = {
   SVC_FX_RATES: variable('a JSON object of ISO 4217 codes to positive numbers, e.g. {"EUR":1.08}', fxRates),
   SVC_STRIPE_WEBHOOK_SECRET: variable('the signing secret of the payment processor', z.string(), 'secret'),
   SVC_DELIVERY_RETENTION_DAYS: variable('a whole number of days from 1', wholeNumber.pipe(z.number().min(1))),
+  SVC_TRUST_PROXY: variable(
+    'false or a comma-separated list of the proxies\' IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal); not true, a hop count or a range of every address (a client could choose its own address)',
+    trustProxy,
+  ),
   LOG_LEVEL: variable(LOG_LEVELS.join(', '), z.enum(LOG_LEVELS)),
 } satisfies Record<string, Variable>;
 

@@ -11,6 +11,7 @@ import {
   type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
 } from '@svc/app-sdk';
 import { quote } from './rates.js';
+import { SeenWebhooks } from './seen-webhooks.js';
 import { Shipments } from './shipments.js';
 
 export interface ShippingAppOptions {
@@ -27,8 +28,15 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   const { app, handle, keeper } = options;
   const log = options.log ?? ((line: string) => console.log(line));
   const shipments = new Shipments();
-  /** Webhook ids already handled: a redelivery of one (C8 retries) must not ship twice. */
-  const handled = new Set<string>();
+  // Two guards against shipping an order twice, each for its own case:
+  // - `handled`, the webhook ids (C8.2: the same id on every attempt of a delivery): a redelivery of
+  //   a delivery already handled (our answer was lost or came after the platform's 10 s) is
+  //   recognised before any work. Remembered only as long as the platform retries on its own, and at
+  //   most MAX_SEEN_WEBHOOKS of them (src/seen-webhooks.ts), so a long-running app does not grow.
+  // - `shipments.hasOrder`, the business rule: one shipment per order, whatever delivery brought it:
+  //   a developer's manual redeliver after the window, the same order sent by two subscriptions
+  //   (two webhook ids), or a redelivery the capped memory already forgot.
+  const handled = new SeenWebhooks();
   // The App API with the store's current token (refreshed by the keeper), inside its rate limit.
   const clientFor = (shop: string) => createAppClient({ baseUrl: app.baseUrl, tokenProvider: () => keeper.accessToken(shop) });
   const receive = (req: IncomingMessage) => receiveNodeRequest(req, { secret: app.clientSecret });
