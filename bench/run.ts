@@ -61,6 +61,7 @@
 //   BENCH_PROFILE=1    --cpu-prof on the service; the report ends with where its CPU goes in each
 //                      scenario (the samples of that scenario's rounds, by area and by function)
 //   BENCH_KEEP=1       keep the temp dirs and scratch databases
+//   BENCH_SERVICE_NODE_ARGS  extra node flags for the service process only (e.g. --max-semi-space-size=32)
 //   DATABASE_URL       run on that PostgreSQL server instead of PGlite
 //   REDIS_URL          passed to the service: the rate limiter in Redis
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -103,6 +104,8 @@ const APPS = Math.max(1, Math.round(envNumber('BENCH_APPS', 4)));
 const SKIP_COLD = process.env.BENCH_SKIP_COLD === '1';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const KEEP = process.env.BENCH_KEEP === '1';
+/** Extra node flags for the service alone (V8 heap settings, say), whitespace-separated. */
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const SERVER_URL = process.env.DATABASE_URL?.trim() || null;
 const SCENARIOS = ['products', 'files', 'hello', 'pk', 'order', 'orders', 'products50', 'analytics', 'catalog', 'rates', 'rates-apps', 'rates-functions', 'complete', 'dashboard', 'webhooks', 'functions'];
 const ONLY = new Set((process.env.BENCH_ONLY?.trim() || SCENARIOS.join(',')).split(',').map((s) => s.trim()));
@@ -194,7 +197,7 @@ async function coldStart(label: string, extra: Record<string, string>): Promise<
 
 async function startService(target: BenchTarget, profileDir: string | null): Promise<{ child: Child; base: string }> {
   const port = await freePort();
-  const args = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), '--import', 'tsx', MAIN];
+  const args = [...SERVICE_NODE_ARGS, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), '--import', 'tsx', MAIN];
   const child = startChild('service', args, childEnv({ ...serviceEnv(target), PORT: String(port) }), { cwd: ROOT });
   await waitReady(child, `http://127.0.0.1:${port}/readyz`, 120_000);
   return { child, base: `http://127.0.0.1:${port}` };
