@@ -15,7 +15,7 @@ import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { computeTotals, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
 import { computeAutomaticDiscounts } from '../functions/operations.js';
 import { activeStoreFunctions } from '../functions/functions.repo.js';
-import { checkDiscountCode, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
+import { checkDiscountCode, ORDER_TRANSACTION, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import { orderView } from '../orders/order-view.js';
 import { checkAskedLines, priceFoundLines, priceLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
@@ -345,7 +345,7 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
       const placed = await placeOrderInTx(deps, tx, store.id, input);
       await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results);
       return placed;
-    }),
+    }, ORDER_TRANSACTION),
   );
   return orderView(order, deps.config.baseUrl);
 }

@@ -93,6 +93,6 @@ export async function emailTaken(q: Queryable, storeId: string, email: string, e
 
 /** The store's customer with this email (case-insensitively), or null. */
 export async function findCustomerIdByEmail(q: Queryable, storeId: string, email: string): Promise<string | null> {
-  const { rows } = await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email]);
+  const { rows } = await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email], { name: 'customer_id_by_email' });
   return rows[0]?.id ?? null;
 }

@@ -22,13 +22,28 @@ export interface Queryable {
 
 export type Tx = Queryable;
 
+export interface TransactionOptions {
+  /**
+   * Plan each named statement once (`plan_cache_mode = force_generic_plan` for this transaction).
+   * PostgreSQL plans a prepared statement afresh on every execution when it judges that the
+   * parameters' values may change the plan; in the transactions marked so (order placement,
+   * webhook fan-out) it did, and planning cost more than running the statements (docs/decisions.md).
+   */
+  planOnce?: boolean;
+  /**
+   * Commit without waiting for the WAL flush (`synchronous_commit = off`, PostgreSQL only): for
+   * work that a database crash may forget and that is then simply done again.
+   */
+  asyncCommit?: boolean;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
    * Run `fn` in one transaction: committed when it resolves, rolled back when it throws.
    * Never do network I/O inside: on PGlite a transaction blocks every other query.
    */
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** LISTEN on a channel; resolves to an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 // The embedded database. PGlite runs PostgreSQL in WebAssembly in this process, with its files in
 // the data dir. It is for one process on one machine (README "Embedded database").
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, QueryOptions, QueryResult, Tx } from './db.js';
+import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { seedDataDirFromTemplate } from './pglite-template.js';
 import { toDbError } from './errors.js';
@@ -139,9 +139,15 @@ class PGliteDb implements Db {
     return this.direct.exec(sql);
   }
 
-  transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    // fn's own errors pass unchanged; a failed BEGIN or COMMIT is the driver's.
-    return this.pg.transaction((tx) => fn(wrap(tx, this.prepared))).catch((err) => Promise.reject(toDbError(err)));
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    // fn's own errors pass unchanged; a failed BEGIN or COMMIT is the driver's. (`asyncCommit`
+    // is PostgreSQL's: the embedded database is written by this process alone.)
+    return this.pg
+      .transaction(async (tx) => {
+        if (options.planOnce) await tx.exec('SET LOCAL plan_cache_mode = force_generic_plan');
+        return fn(wrap(tx, this.prepared));
+      })
+      .catch((err) => Promise.reject(toDbError(err)));
   }
 
   async listen(channel: string, onMessage: (payload: string) => void) {

@@ -1,7 +1,7 @@
 // PostgreSQL server through node-postgres: the production database, shared by any number of api
 // and worker processes.
 import pg from 'pg';
-import type { Db, QueryOptions, QueryResult, Tx } from './db.js';
+import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { toDbError } from './errors.js';
 
@@ -62,10 +62,11 @@ class PostgresDb implements Db {
     return this.direct.exec(sql);
   }
 
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const client = await this.pool.connect().catch((err) => Promise.reject(toDbError(err)));
     try {
-      await client.query('BEGIN');
+      // The transaction's settings travel with its BEGIN: one round trip.
+      await client.query(`BEGIN${options.planOnce ? '; SET LOCAL plan_cache_mode = force_generic_plan' : ''}${options.asyncCommit ? '; SET LOCAL synchronous_commit = off' : ''}`);
       const result = await fn(wrap(client));
       await client.query('COMMIT');
       return result;

@@ -2,7 +2,7 @@
 // counter, checks the discount as at checkout, takes stock, creates a new customer, and writes
 // orders/create (and orders/paid when it is paid at once) in the outbox (C8.1).
 import type { Deps } from '../deps.js';
-import type { Queryable } from '../db/db.js';
+import type { Queryable, TransactionOptions } from '../db/db.js';
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
@@ -79,10 +79,16 @@ function confirmationNumber(): string {
   return Array.from(bytes, (b) => CONFIRMATION_ALPHABET[b % CONFIRMATION_ALPHABET.length]).join('');
 }
 
+/**
+ * How an order's transaction runs (`POST /orders` and checkout completion): its statements planned
+ * once, not at every order (src/db/db.ts `planOnce`; the order's full view was re-planned each time).
+ */
+export const ORDER_TRANSACTION: TransactionOptions = { planOnce: true };
+
 /** C7.1 `POST /orders`: the merchant record of the new order. */
 export async function createOrder(deps: Deps, storeId: string, body: unknown) {
   const input = readNewOrder(body);
-  return merchantOrderRecord(await retryingNewCustomer(() => deps.db.transaction((tx) => placeOrderInTx(deps, tx, storeId, input))));
+  return merchantOrderRecord(await retryingNewCustomer(() => deps.db.transaction((tx) => placeOrderInTx(deps, tx, storeId, input), ORDER_TRANSACTION)));
 }
 
 /**

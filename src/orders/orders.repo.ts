@@ -120,7 +120,7 @@ export async function insertTransaction(
 ): Promise<void> {
   await insertRow(q, 'order_transactions', {
     id: t.id, order_id: t.orderId, store_id: t.storeId, kind: t.kind, status: t.status, gateway: t.gateway, amount_minor: t.amountMinor, created_at: t.now,
-  });
+  }, { name: true });
 }
 
 export async function recordChange(
@@ -204,6 +204,7 @@ export async function takeOrderNumber(q: Queryable, storeId: string): Promise<{ 
   const { rows } = await q.query<{ n: number; currency: string }>(
     'UPDATE stores SET next_order_number = next_order_number + 1 WHERE id = $1 RETURNING next_order_number - 1 AS n, currency',
     [storeId],
+    { name: 'orders_take_number' },
   );
   return rows[0] ?? null;
 }

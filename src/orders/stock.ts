@@ -55,7 +55,7 @@ const SQL = {
  */
 export async function deductStock(tx: Queryable, lines: StockLine[]): Promise<void> {
   for (const t of targets(lines)) {
-    const { rows } = await tx.query(SQL[t.table].take, [t.id, t.quantity]);
+    const { rows } = await tx.query(SQL[t.table].take, [t.id, t.quantity], { name: `stock_take_${t.table}` });
     if (rows.length) continue;
     const left = (await tx.query<{ n: number }>(SQL[t.table].left, [t.id])).rows[0]?.n ?? 0;
     const field = `${t.labels[0]}.quantity`;

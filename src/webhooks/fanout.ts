@@ -58,12 +58,11 @@ interface EventRow {
 
 /** Fan out one batch of outbox events; returns how many events were taken. */
 export async function fanOutBatch(db: Db, secrets: SecretBox, now: () => Date, limit = FANOUT_BATCH): Promise<{ events: number; deliveries: number }> {
+  // asyncCommit: a fan-out forgotten in a database crash takes its deliveries with it and is simply
+  // done again (as deliveries.repo.ts asyncCommit). planOnce: PostgreSQL planned the targets' query
+  // afresh on every pass (its lists are JSON parameters), which cost more than running it (0.7 ms
+  // a pass, a pass per order under load).
   return db.transaction(async (tx) => {
-    // As asyncCommit (deliveries.repo.ts): a fan-out forgotten in a database crash takes its
-    // deliveries with it and is simply done again. And the same plan every time: PostgreSQL chose
-    // to plan the targets' query afresh on every execution (its lists are JSON parameters), which
-    // cost more than the query (0.7 ms a pass, a pass per order under load).
-    if (db.kind === 'postgres') await tx.exec('SET LOCAL synchronous_commit = off; SET LOCAL plan_cache_mode = force_generic_plan');
     const { rows: events } = await tx.query<EventRow>(
       `SELECT id, store_id, topic, payload FROM events WHERE fanned_out_at IS NULL
        ORDER BY created_at LIMIT $1::int FOR UPDATE SKIP LOCKED`,
@@ -98,5 +97,5 @@ export async function fanOutBatch(db: Db, secrets: SecretBox, now: () => Date, l
       JSON.stringify(events.map((e) => e.id)), at,
     ], { name: 'webhook_fanout_done' });
     return { events: events.length, deliveries: specs.length };
-  });
+  }, { planOnce: true, asyncCommit: true });
 }
