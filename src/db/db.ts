@@ -51,6 +51,17 @@ export interface Db extends Queryable {
   poolStats?(): { total: number; idle: number; waiting: number };
 }
 
+/**
+ * A condition to AND into a statement's WHERE that makes it commit without waiting for the WAL
+ * flush (`synchronous_commit` off for its transaction only), on PostgreSQL: a disk flush saved per
+ * statement, for writes a database crash may forget (webhook queue bookkeeping, run records, the
+ * rate cache). Never on PGlite: there, asynchronous commit loses acknowledged writes on a process
+ * kill (src/db/pglite.ts).
+ */
+export function asyncCommit(db: Pick<Db, 'kind'>): string {
+  return db.kind === 'postgres' ? `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'` : 'true';
+}
+
 /** Postgres type OIDs whose text form both drivers must parse the same way. */
 export const TYPE_OIDS = { int8: 20, numeric: 1700 } as const;
 

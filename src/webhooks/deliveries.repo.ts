@@ -15,22 +15,14 @@
 // and after the commit, to attempt them at once rather than wait for a worker's wake-up:
 //   await deps.webhooks.sendNow(created.map((d) => d.deliveryId));
 import { createHmac, randomUUID } from 'node:crypto';
-import type { Db, Queryable } from '../db/db.js';
+import { asyncCommit, type Db, type Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { API_VERSION } from '../api-version.js';
 import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
 
-/**
- * A condition to AND into the queue's own writes (claims, releases, attempt records): on PostgreSQL
- * it makes that statement commit without waiting for the WAL flush (`synchronous_commit` off for
- * its transaction only), saving a disk flush per statement. A database crash may then forget the
- * last fraction of a second of them, which only means those claims lapse and those attempts are
- * made again (at least once). Never on PGlite: there, asynchronous commit loses acknowledged writes
- * on a process kill (src/db/pglite.ts).
- */
-export function asyncCommit(db: Db): string {
-  return db.kind === 'postgres' ? `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'` : 'true';
-}
+// The queue's own writes (claims, releases, attempt records) commit asynchronously (src/db/db.ts
+// `asyncCommit`): a database crash may forget the last fraction of a second of them, which only
+// means those claims lapse and those attempts are made again (at least once).
 
 /** NOTIFY channel: deliveries were created or made due now (redeliver). */
 export const DELIVERY_CHANNEL = 'svc_webhook_deliveries';
