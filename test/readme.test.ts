@@ -7,7 +7,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { commandOf, freePort, processes, ROOT, startService } from './helpers/process.js';
+import { freePort, hasEnv, processes, ROOT, startService } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
 
 const run = promisify(execFile);
@@ -61,7 +61,9 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
       console.error(`README blocks' output before the failure:\n${(err as { stdout?: string }).stdout ?? ''}`);
       throw err;
     } finally {
-      for (const pid of processes((p) => commandOf(p.pid).includes('examples/shipping-app/src/main.ts'))) process.kill(pid, 'SIGKILL');
+      // `npm start -w examples/shipping-app &`: npm, its shell and node, none of whose command lines
+      // names the example's path; all three carry this test's own TOKENS_FILE.
+      for (const pid of processes((p) => p.pid !== process.pid && hasEnv(p.pid, 'TOKENS_FILE', tokens))) process.kill(pid, 'SIGKILL');
       rmSync(join(ROOT, 'shipping-app.log'), { force: true });
     }
     const [credentials, redirect, hmac, apiCall, webhook, rates, checkout, functionLogs, registered, installed, shipped] = stdout.split(`${MARK}\n`).map((out) => out.trim());

@@ -77,6 +77,15 @@ export const commandOf = (pid: number): string => {
   }
 };
 
+/** Whether the process's environment holds `name=value` (inherited by every process it starts). */
+export const hasEnv = (pid: number, name: string, value: string): boolean => {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`${name}=${value}`);
+  } catch {
+    return false;
+  }
+};
+
 const cwdOf = (pid: number): string => {
   try {
     return readlinkSync(`/proc/${pid}/cwd`);
