@@ -2,7 +2,7 @@
 // from here for 15 minutes after a 2xx and 30 seconds after a failure, on the service clock (so
 // the test clock moves it). In the database, shared by every api process; written behind the
 // quote in batches (rate-cache-writer.ts); expired rows are removed by the `shipping-rate-cache` job.
-import { asyncCommit, type Db } from '../db/db.js';
+import type { Db } from '../db/db.js';
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
 import type { AppRate } from './rate-reply.js';
@@ -49,9 +49,7 @@ export interface CachedAnswerRow extends FreshAnswer {
 }
 
 /**
- * Answers of any number of quotes, in one statement (rate-cache-writer.ts gathers them), committed
- * asynchronously on PostgreSQL (a cache: a database crash forgetting the last answers only means
- * the apps are asked again). The rows
+ * Answers of any number of quotes, in one statement (rate-cache-writer.ts gathers them). The rows
  * must have distinct (body, app) keys: ON CONFLICT cannot touch one row twice in a statement.
  */
 export async function cacheAnswers(db: Db, rows: readonly CachedAnswerRow[]): Promise<void> {
@@ -60,7 +58,6 @@ export async function cacheAnswers(db: Db, rows: readonly CachedAnswerRow[]): Pr
     `INSERT INTO shipping_rate_cache (app_id, body_sha256, rates_url, ok, rates, expires_at)
      SELECT x.app_id, x.body_sha256, x.rates_url, x.ok, x.rates, x.expires_at
        FROM jsonb_to_recordset($1::jsonb) AS x(app_id uuid, body_sha256 text, rates_url text, ok boolean, rates jsonb, expires_at timestamptz)
-      WHERE ${asyncCommit(db)}
      ON CONFLICT (app_id, body_sha256) DO UPDATE SET rates_url = EXCLUDED.rates_url, ok = EXCLUDED.ok, rates = EXCLUDED.rates, expires_at = EXCLUDED.expires_at`,
     // A list travels as JSON text: the one form both drivers' named statements take.
     [JSON.stringify(rows.map((a) => ({ app_id: a.appId, body_sha256: a.bodySha256, rates_url: a.ratesUrl, ok: a.ok, rates: a.rates, expires_at: new Date(a.expiresMs).toISOString() })))],

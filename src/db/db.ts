@@ -54,8 +54,7 @@ export interface Db extends Queryable {
 /**
  * A condition to AND into a statement's WHERE that makes it commit without waiting for the WAL
  * flush (`synchronous_commit` off for its transaction only), on PostgreSQL: a disk flush saved per
- * statement, for writes a database crash may forget (webhook queue bookkeeping, run records, the
- * rate cache). Never on PGlite: there, asynchronous commit loses acknowledged writes on a process
+ * statement, for writes a database crash may forget (webhook queue bookkeeping, run records). Never on PGlite: there, asynchronous commit loses acknowledged writes on a process
  * kill (src/db/pglite.ts).
  */
 export function asyncCommit(db: Pick<Db, 'kind'>): string {
