@@ -54,8 +54,9 @@ export interface Db extends Queryable {
 /**
  * A condition to AND into a statement's WHERE that makes it commit without waiting for the WAL
  * flush (`synchronous_commit` off for its transaction only), on PostgreSQL: a disk flush saved per
- * statement, for writes a database crash may forget (webhook queue bookkeeping, run records). Never on PGlite: there, asynchronous commit loses acknowledged writes on a process
- * kill (src/db/pglite.ts).
+ * statement, for writes a database crash may forget (webhook queue bookkeeping, run records); a
+ * transaction says the same with `TransactionOptions.asyncCommit`. Never on PGlite: there,
+ * asynchronous commit loses acknowledged writes on a process kill (src/db/pglite.ts).
  */
 export function asyncCommit(db: Pick<Db, 'kind'>): string {
   return db.kind === 'postgres' ? `(SELECT set_config('synchronous_commit', 'off', true)) = 'off'` : 'true';

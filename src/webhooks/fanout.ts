@@ -59,9 +59,9 @@ interface EventRow {
 /** Fan out one batch of outbox events; returns how many events were taken. */
 export async function fanOutBatch(db: Db, secrets: SecretBox, now: () => Date, limit = FANOUT_BATCH): Promise<{ events: number; deliveries: number }> {
   // asyncCommit: a fan-out forgotten in a database crash takes its deliveries with it and is simply
-  // done again (as deliveries.repo.ts asyncCommit). planOnce: PostgreSQL planned the targets' query
-  // afresh on every pass (its lists are JSON parameters), which cost more than running it (0.7 ms
-  // a pass, a pass per order under load).
+  // done again (as the queue's own writes, src/db/db.ts asyncCommit). planOnce: PostgreSQL planned
+  // the targets' query afresh on every pass (its lists are JSON parameters), which cost more than
+  // running it (0.7 ms a pass, a pass per order under load).
   return db.transaction(async (tx) => {
     const { rows: events } = await tx.query<EventRow>(
       `SELECT id, store_id, topic, payload FROM events WHERE fanned_out_at IS NULL
