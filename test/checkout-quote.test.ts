@@ -12,7 +12,7 @@ import { address, insertProduct, orderStore } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import type { QueryOptions } from '../src/db/db.js';
 import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
-import { catalogLine, findCheckoutForQuote, findCheckoutInStore, type AskedLine } from '../src/checkout/checkouts.repo.js';
+import { CHECKOUT_QUOTE_BATCH_SQL, QUOTE_BATCH, catalogLine, findCheckoutForQuote, findCheckoutInStore, type AskedLine } from '../src/checkout/checkouts.repo.js';
 import { findZonesForCountry } from '../src/checkout/zone-rates.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -149,6 +149,102 @@ describe('the quote query reads what the single-purpose queries read', () => {
     const found = (await findCheckoutForQuote(h.db, s.merchant.slug, hashCheckoutToken(token)))!;
     expect(found.zones).toEqual([]);
     expect(found.shipping).toEqual({ apps: [], origin: { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null } });
+  });
+});
+
+describe('quotes asked together are read together (src/db/batch-reader.ts), each its own', () => {
+  it("19 keys in one turn, across two stores, misses among them: three statements, and each key's answer is the one it gets alone", async () => {
+    const stores = [await orderStore(h), await orderStore(h)];
+    const tokens: { s: Store; token: string }[] = [];
+    for (const [i, s] of stores.entries()) {
+      await zone(s.merchant.storeId, `Zone ${i}`, ['GB']);
+      for (let j = 0; j < 6 + i; j++) {
+        const product = await insertProduct(h, s.merchant.storeId, { price: 100 * (j + 1) + i, stock: 10, sku: `S${i}-${j}` });
+        tokens.push({ s, token: await checkout(s, [{ product_id: product.id, quantity: j + 1 }]) });
+      }
+    }
+    const [a, b] = stores;
+    const keys = [
+      ...tokens.map(({ s, token }) => ({ slug: s.merchant.slug, hash: hashCheckoutToken(token) })),
+      // Misses: a token under the other store's slug (both ways), an unknown token, a slug in capitals (found: slugs are compared in lower case).
+      { slug: b.merchant.slug, hash: hashCheckoutToken(tokens[0].token) },
+      { slug: a.merchant.slug, hash: hashCheckoutToken(tokens[tokens.length - 1].token) },
+      { slug: a.merchant.slug, hash: 'e'.repeat(64) },
+      { slug: a.merchant.slug.toUpperCase(), hash: hashCheckoutToken(tokens[1].token) },
+      { slug: 'no-such-store', hash: hashCheckoutToken(tokens[2].token) },
+      { slug: b.merchant.slug, hash: hashCheckoutToken(tokens[7].token) },
+    ];
+    expect(keys).toHaveLength(19);
+    const alone = [];
+    for (const k of keys) alone.push(await findCheckoutForQuote(h.db, k.slug, k.hash));
+    expect(alone.map((f) => f?.row.token_hash ?? null)).toEqual([...tokens.map(({ token }) => hashCheckoutToken(token)), null, null, null, hashCheckoutToken(tokens[1].token), null, hashCheckoutToken(tokens[7].token)]);
+
+    let together: unknown[] = [];
+    const queries = await queriesOf(async () => (together = await Promise.all(keys.map((k) => findCheckoutForQuote(h.db, k.slug, k.hash)))));
+    // (Each found key's store set is read after, as no copy is passed here.)
+    expect(queries.filter((q) => q.startsWith('checkout_for_quote'))).toEqual(['checkout_for_quote_batch', 'checkout_for_quote_batch', 'checkout_for_quote_batch']);
+    expect(together).toEqual(alone);
+  });
+
+  it('concurrent GET .../shipping_rates of two stores: each buyer gets the rates of their own checkout', async () => {
+    const stores = [await orderStore(h), await orderStore(h)];
+    const quotes: { s: Store; token: string }[] = [];
+    for (const [i, s] of stores.entries()) {
+      await zone(s.merchant.storeId, `Zone ${i}`, ['GB'], { type: 'Price', maxPrice: `${(i + 1) * 30}.00` });
+      await zone(s.merchant.storeId, `Heavy ${i}`, ['GB'], { type: 'Weight', minWeight: '2' });
+      for (let j = 0; j < 5; j++) {
+        const product = await insertProduct(h, s.merchant.storeId, { price: 1000 * (j + 1), stock: 10 });
+        quotes.push({ s, token: await checkout(s, [{ product_id: product.id, quantity: 1 + (j % 3) }]) });
+      }
+    }
+    const alone = [];
+    for (const { s, token } of quotes) alone.push(await quote(s, token));
+    for (let round = 0; round < 3; round++) {
+      expect(await Promise.all(quotes.map(({ s, token }) => quote(s, token)))).toEqual(alone);
+    }
+    // The checkouts differ in what they are offered: a mix-up would show.
+    expect(new Set(alone.map((r) => JSON.stringify(r))).size).toBeGreaterThan(2);
+  });
+});
+
+/** A node of an EXPLAIN (FORMAT JSON) plan, as far as the tests read it. */
+type PlanNode = { 'Node Type': string; 'Total Cost': number; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
+
+describe('the batch quote statement', () => {
+  it('is planned once, by the keys\' indexes, under the cost that would JIT-compile it, however many checkouts there are', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 100, stock: 1 });
+    await h.db.query(
+      `INSERT INTO checkouts (id, store_id, token_hash, currency, line_items, expires_at, created_at, updated_at)
+       SELECT gen_random_uuid(), $1, md5(g::text) || md5(g::text || 'x'), 'USD', $2::jsonb, now(), now(), now() FROM generate_series(1, 5000) g`,
+      [s.merchant.storeId, JSON.stringify([{ id: uuidv7(), product_id: product.id, variant_id: null, quantity: 1 }])],
+    );
+    await h.db.exec('ANALYZE checkouts');
+    const types = Array.from({ length: 2 * QUOTE_BATCH }, () => 'text').join(', ');
+    const args = Array.from({ length: QUOTE_BATCH }, (_, i) => `'${'ab'.repeat(32)}${i}', '${s.merchant.slug}'`).join(', ');
+    const { plan, jitAbove } = await h.db.transaction(async (tx) => {
+      await tx.exec('SET LOCAL plan_cache_mode = force_generic_plan');
+      await tx.exec(`PREPARE quote_batch_plan_test(${types}) AS ${CHECKOUT_QUOTE_BATCH_SQL}`);
+      try {
+        const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE quote_batch_plan_test(${args})`);
+        const jit = await tx.query<{ v: string }>(`SELECT current_setting('jit_above_cost') AS v`);
+        return { plan: rows[0]['QUERY PLAN'], jitAbove: Number(jit.rows[0].v) };
+      } finally {
+        await tx.exec('DEALLOCATE quote_batch_plan_test');
+      }
+    });
+    const text = JSON.stringify(plan);
+    expect(plan[0].Plan['Total Cost'], text).toBeLessThan(jitAbove);
+    const reads: string[] = [];
+    const walk = (n: PlanNode) => {
+      if (n['Relation Name']) reads.push(`${n['Relation Name']}: ${n['Node Type']}${n['Index Name'] ? ` ${n['Index Name']}` : ''}`);
+      n.Plans?.forEach(walk);
+    };
+    // How each table is read, from every node of the plan.
+    walk(plan[0].Plan);
+    expect(reads, text).toContain('checkouts: Index Scan checkouts_token_hash_key');
+    expect(reads.filter((r) => r.startsWith('checkouts:')), text).toEqual(['checkouts: Index Scan checkouts_token_hash_key']);
+    await h.db.query('DELETE FROM checkouts WHERE store_id = $1', [s.merchant.storeId]);
   });
 });
 

@@ -3,6 +3,7 @@
 // and the erasure of a redacted customer's checkouts (C9).
 import type { Queryable } from '../db/db.js';
 import { insertRow, updateRow } from '../db/sql.js';
+import { BatchReader } from '../db/batch-reader.js';
 import type { Address } from '../orders/order-view.js';
 import { isUuid } from '../ids.js';
 import type { ShippingRate } from './shipping-rates.js';
@@ -103,14 +104,13 @@ const CATALOG_LINE_COLUMNS = `p.id AS product_id, p.num_id AS product_num_id, p.
 const REF_UUID = (ref: string) => `CASE WHEN ${ref} ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN (${ref})::uuid END`;
 const REF_NUM = (ref: string) => `CASE WHEN ${ref} ~ '^[0-9]{1,18}$' THEN (${ref})::bigint END`;
 
-const CHECKOUT_QUOTE_SQL = `
-WITH c AS (
-  SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, coalesce(v.version, 0)::text AS config_version
-    FROM checkouts c JOIN stores s ON s.id = c.store_id
-    LEFT JOIN store_checkout_configs v ON v.store_id = s.id
-   WHERE c.token_hash = $1 AND s.slug = $2
-)
-SELECT json_build_object('checkout', row_to_json(c),
+/**
+ * The quote statement over the checkouts that `found` selects, each row with `batch_n`: the
+ * position (from 1) of the key it answers.
+ */
+const checkoutQuoteSql = (found: string) => `
+WITH c AS (${found})
+SELECT c.batch_n AS n, json_build_object('checkout', row_to_json(c),
   'catalog', (SELECT coalesce(json_agg(f ORDER BY l.n), '[]'::json)
      FROM jsonb_array_elements(c.line_items) WITH ORDINALITY AS l(item, n)
      LEFT JOIN LATERAL (
@@ -123,6 +123,29 @@ SELECT json_build_object('checkout', row_to_json(c),
         LIMIT 1
      ) f ON true)) AS quote
 FROM c`;
+
+/** The checkout with its store, of the key whose two values are the SQL `tokenHash` and `slug`. */
+const checkoutOfKey = (tokenHash: string, slug: string) => `
+  SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, coalesce(v.version, 0)::text AS config_version
+    FROM checkouts c JOIN stores s ON s.id = c.store_id
+    LEFT JOIN store_checkout_configs v ON v.store_id = s.id
+   WHERE c.token_hash = ${tokenHash} AND s.slug = ${slug}`;
+
+/** One key. */
+const CHECKOUT_QUOTE_SQL = checkoutQuoteSql(`SELECT 1 AS batch_n, x.* FROM (${checkoutOfKey('$1', '$2')}) x`);
+
+/**
+ * Up to QUOTE_BATCH keys, in a fixed number of slots (unused ones null, which match nothing): a
+ * statement whose shape and row estimate never change, so PostgreSQL plans it once (a key list of
+ * varying length, as an array, was re-planned per length; as JSON rows, estimated at 100 keys, it
+ * crossed jit_above_cost and each execution was JIT-compiled, about 30 ms). LATERAL with LIMIT 1:
+ * each key is looked up by its two unique indexes, whatever the planner estimates of the keys.
+ */
+export const QUOTE_BATCH = 8;
+export const CHECKOUT_QUOTE_BATCH_SQL = checkoutQuoteSql(`
+  SELECT k.n AS batch_n, x.*
+    FROM (VALUES ${Array.from({ length: QUOTE_BATCH }, (_, i) => `(${i + 1}, $${2 * i + 1}::text, $${2 * i + 2}::text)`).join(', ')}) AS k(n, token_hash, slug)
+    CROSS JOIN LATERAL (${checkoutOfKey('k.token_hash', 'k.slug')} LIMIT 1) x`);
 
 /**
  * A store's set (store-config-cache.ts) with its version, read in one statement (one snapshot: the
@@ -173,6 +196,41 @@ interface ConfigJson {
 
 const NO_ORIGIN: StoreAddress = { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null };
 
+interface QuoteKey {
+  tokenHash: string;
+  /** Lower case. */
+  slug: string;
+}
+
+/** The quote statement's answer for one key: one JSON column rather than two dozen (the driver's per-column work on every row is most of what reading it costs the service). */
+interface QuoteJson {
+  checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string; batch_n: number };
+  catalog: (CatalogLine | null)[];
+}
+
+/** Reads the keys: one alone by its own statement, more by the batch statement, its unused slots null. */
+async function readQuotes(q: Queryable, keys: QuoteKey[]): Promise<(QuoteJson | null)[]> {
+  const { rows } = keys.length === 1
+    ? await q.query<{ n: number; quote: QuoteJson }>(CHECKOUT_QUOTE_SQL, [keys[0].tokenHash, keys[0].slug], { name: 'checkout_for_quote' })
+    : await q.query<{ n: number; quote: QuoteJson }>(
+      CHECKOUT_QUOTE_BATCH_SQL,
+      Array.from({ length: QUOTE_BATCH }, (_, i) => keys[i] ?? null).flatMap((k) => [k?.tokenHash ?? null, k?.slug ?? null]),
+      { name: 'checkout_for_quote_batch' },
+    );
+  const found: (QuoteJson | null)[] = keys.map(() => null);
+  for (const row of rows) found[row.n - 1] = row.quote;
+  return found;
+}
+
+/** Quotes read through the same connection or pool are read together (src/db/batch-reader.ts). */
+const quoteReaders = new WeakMap<Queryable, BatchReader<QuoteKey, QuoteJson>>();
+
+function quoteReaderOf(q: Queryable): BatchReader<QuoteKey, QuoteJson> {
+  let reader = quoteReaders.get(q);
+  if (!reader) quoteReaders.set(q, (reader = new BatchReader({ read: (keys) => readQuotes(q, keys), maxBatch: QUOTE_BATCH })));
+  return reader;
+}
+
 /** The checkout's timestamps, which come as JSON text in the one-column answer of the quote query. */
 const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'] as const;
 
@@ -183,15 +241,10 @@ const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'
  */
 export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string, configs?: StoreConfigCache): Promise<CheckoutQuoteData | null> {
   const key = slug.toLowerCase();
-  // One JSON column rather than two dozen: the driver's per-column work on every row is most of
-  // what reading this row costs the service.
-  const { rows } = await q.query<{ quote: {
-    checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string };
-    catalog: (CatalogLine | null)[];
-  } }>(CHECKOUT_QUOTE_SQL, [tokenHash, key], { name: 'checkout_for_quote' });
-  if (!rows[0]) return null;
-  const { checkout, catalog } = rows[0].quote;
-  const { store_slug, store_currency, config_version, ...fields } = checkout;
+  const quote = await quoteReaderOf(q).load({ tokenHash, slug: key });
+  if (!quote) return null;
+  const { checkout, catalog } = quote;
+  const { store_slug, store_currency, config_version, batch_n: _, ...fields } = checkout;
   for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
   const row = fields as unknown as CheckoutRow;
   // The copy when it is of this store at the version just read; else the set, read again.
