@@ -34,6 +34,10 @@ function expectFailure(r: RunResult, errorType: string, message?: RegExp) {
 /** Three nested comprehensions over 200 elements: 8 million steps, seconds of CPU; always terminates. */
 const RUNAWAY = 'input.big.all(a, input.big.all(b, input.big.all(c, a + b + c >= 0.0)))';
 const BIG = { big: Array.from({ length: 200 }, (_, i) => i) };
+/** Tens of milliseconds of work on BIG (a 200 x 200 comprehension), ending in a RuntimeError (not the target's output). */
+const SLOW = 'input.big.map(a, input.big.map(b, a + b)).size()';
+/** Lets the event loop turn once: runs asked before it are sent to the workers (pool.ts gathers each turn's asks). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 const checkoutInput = {
   shop: { id: 's1', domain: 'demo.example', currency: 'USD' },
@@ -327,6 +331,7 @@ describe('C11.4 the worker pool', () => {
       const runaway = small.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
       await new Promise((r) => setTimeout(r, 20)); // the runaway holds the only worker
       const queued = small.run({ target: VALIDATIONS, expression: '{"operations": []}', input: {} });
+      await nextTurn(); // queued alone (asks of one turn are sent together)
       const t0 = performance.now();
       const refused = await small.run({ target: VALIDATIONS, expression: '{"operations": []}', input: {} });
       expect(performance.now() - t0).toBeLessThan(10);
@@ -379,6 +384,45 @@ describe('C11.4 the worker pool', () => {
     }
   });
 
+  it('asks of one turn, from several callers, go as one task; each caller gets its own results, as its own run gives', async () => {
+    const pool = createFunctionRunner({ threads: 1, timeoutMs: 5000, maxWaitMs: 20_000 });
+    try {
+      await pool.ready();
+      const ask = (n: number) => [
+        { target: VALIDATIONS, expression: `{"operations": [{"validationAdd": {"errors": [{"message": "caller " + string(input.n), "target": "cart"}]}}]}`, input: { n } },
+        { target: DISCOUNTS, expression: '{"operations": [{"orderDiscountAdd": {"message": "m", "value": {"percentage": configuration.p}}}]}', input: {}, configuration: { p: n + 1 } },
+      ];
+      // 20 callers of two runs: tasks of at most 32 runs (16 callers), whole callers each.
+      const asked = Array.from({ length: 20 }, (_, n) => pool.runAll(ask(n)));
+      await nextTurn();
+      expect(pool.stats()).toMatchObject({ busy: 1, waiting: 8 });
+      const results = await Promise.all(asked);
+      results.forEach((r, n) => expect(r.map(strip)).toEqual(ask(n).map((c) => strip(evaluateOnce(c, { timeoutMs: 5000 })))));
+      expect(pool.stats()).toMatchObject({ runs: 40, timeouts: 0, busy: 0, waiting: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a runaway among one turn's asks fails its caller's run alone; the other callers' runs succeed", async () => {
+    const pool = createFunctionRunner({ threads: 2, timeoutMs: 1000, maxWaitMs: 20_000 });
+    try {
+      await pool.ready();
+      const ok = (n: number) => ({ target: VALIDATIONS, expression: `{"operations": input.n > ${n}.0 ? [] : []}`, input: { n } });
+      const [first, runaway, last] = await Promise.all([
+        pool.runAll([ok(1), ok(2)]),
+        pool.runAll([ok(3), { target: VALIDATIONS, expression: RUNAWAY, input: BIG }]),
+        pool.runAll([ok(4)]),
+      ]);
+      expect(first.map((r) => r.status)).toEqual(['success', 'success']);
+      expect(runaway.map((r) => r.errorType)).toEqual([null, 'TimeoutError']);
+      expect(last.map((r) => r.status)).toEqual(['success']);
+      expect(pool.stats()).toMatchObject({ runs: 5, timeouts: 1, workersReplaced: 1 });
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('runAll: a runaway among a task\'s runs alone fails at its own deadline; the others, before and after it, succeed', async () => {
     // Two workers and a spare, as in production: the others are sent again to a worker still
     // standing. The wait allowed is long: on a loaded machine a queued run may wait past 50 ms.
@@ -423,6 +467,7 @@ describe('C11.4 the worker pool', () => {
       const refused = await small.runAll([noop, noop, noop]);
       expect(refused.map((r) => r.errorMessage)).toEqual(Array(3).fill(expect.stringMatching(/^not run: the function pool is saturated \(1 running, 0 waiting\)$/)));
       const queued = small.runAll([noop, noop]);
+      await nextTurn(); // asks of one turn are sent together, at its end
       expect(small.stats()).toMatchObject({ waiting: 2 });
       expect((await queued).map((r) => r.errorType)).toEqual(['TimeoutError', 'TimeoutError']);
       await runaway;
@@ -442,8 +487,10 @@ describe('C11.4 the worker pool', () => {
       expect(without.stats()).toMatchObject({ threads: 1, loaded: 1 });
       for (const pool of [withSpare, without]) {
         const runaway = pool.run({ target: VALIDATIONS, expression: RUNAWAY, input: BIG });
-        // One thread's worth at a time: this one waits in the queue.
+        await nextTurn();
+        // One thread's worth at a time: this one (asked in a later turn, so a task of its own) waits in the queue.
         const queued = pool.run({ target: VALIDATIONS, expression: '{"operations": []}', input: {} });
+        await nextTurn();
         expect(pool.stats()).toMatchObject({ busy: 1, waiting: 1 });
         expect(await runaway).toMatchObject({ errorType: 'TimeoutError' });
         // Right after the stop (a worker takes tens of ms and more to load): the spare is there;
@@ -458,13 +505,19 @@ describe('C11.4 the worker pool', () => {
     }
   });
 
-  it('a spare is held back: `threads` runs at a time, whatever the workers loaded', async () => {
-    const pool = createFunctionRunner({ threads: 1, maxWaitMs: 20_000 });
+  it('a spare is held back: `threads` tasks at a time, whatever the workers loaded', async () => {
+    const pool = createFunctionRunner({ threads: 1, maxWaitMs: 20_000, timeoutMs: 20_000 });
     try {
       await pool.ready();
-      const runs = Array.from({ length: 4 }, (_, n) => pool.run({ target: VALIDATIONS, expression: '{"operations": []}', input: { n } }));
+      // A first run of some length, then three asked each in a turn of its own: three tasks that wait.
+      const runs = [pool.run({ target: VALIDATIONS, expression: SLOW, input: BIG })];
+      for (let n = 0; n < 3; n++) {
+        await nextTurn();
+        runs.push(pool.run({ target: VALIDATIONS, expression: '{"operations": []}', input: { n } }));
+      }
+      await nextTurn();
       expect(pool.stats()).toMatchObject({ loaded: 2, busy: 1, waiting: 3 });
-      expect((await Promise.all(runs)).map((r) => r.status)).toEqual(['success', 'success', 'success', 'success']);
+      expect((await Promise.all(runs)).map((r) => r.status)).toEqual(['failure', 'success', 'success', 'success']);
     } finally {
       await pool.close();
     }
