@@ -353,7 +353,8 @@ function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesAp
     const p = s.poolDuring;
     if (p && p.runs) {
       const share = (n = 0) => `${n} (${((n / p.runs) * 100).toFixed(1)} %)`;
-      console.log(`  ${'  function runs during it (warm-up too):'.padEnd(38)} ${p.runs}; not run, pool saturated: ${share(p.saturated)}; stopped at 50 ms: ${share(p.timeouts)}`);
+      const perTask = p.tasks ? `, ${(p.runs / p.tasks).toFixed(1)} a task sent to a worker` : '';
+      console.log(`  ${'  function runs during it (warm-up too):'.padEnd(38)} ${p.runs}${perTask}; not run, pool saturated: ${share(p.saturated)}; stopped at 50 ms: ${share(p.timeouts)}`);
     }
   }
   if (s.ratesZones) {

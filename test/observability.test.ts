@@ -258,17 +258,23 @@ describe('issue 10 item 12: GET /metrics (Prometheus)', () => {
     expect(sample(await scrape(), 'svc_webhook_deliveries_due')).toBe(1);
   });
 
-  it('the function pool (C11.4): runs, timeouts and saturation since start, and workers now', async () => {
+  it('the function pool (C11.4): runs, tasks, timeouts and saturation since start, and workers now', async () => {
     const before = await scrape();
     const runs0 = sample(before, 'svc_function_pool', { stat: 'runs' })!;
+    const tasks0 = sample(before, 'svc_function_pool', { stat: 'tasks' })!;
     expect(runs0).toBeGreaterThanOrEqual(0);
-    const results = await h.deps.functions.runAll([
-      { target: 'cart.validations.generate.run', expression: '{"operations": []}', input: {} },
-      { target: 'cart.validations.generate.run', expression: '{"operations": []}', input: { a: 1 } },
+    // Two asks of the same moment, three runs: one task to a worker.
+    const results = await Promise.all([
+      h.deps.functions.runAll([
+        { target: 'cart.validations.generate.run', expression: '{"operations": []}', input: {} },
+        { target: 'cart.validations.generate.run', expression: '{"operations": []}', input: { a: 1 } },
+      ]),
+      h.deps.functions.run({ target: 'cart.validations.generate.run', expression: '{"operations": []}', input: { b: 1 } }),
     ]);
-    expect(results.map((r) => r.status)).toEqual(['success', 'success']);
+    expect(results.flat().map((r) => r.status)).toEqual(['success', 'success', 'success']);
     const text = await scrape();
-    expect(sample(text, 'svc_function_pool', { stat: 'runs' })).toBe(runs0 + 2);
+    expect(sample(text, 'svc_function_pool', { stat: 'runs' })).toBe(runs0 + 3);
+    expect(sample(text, 'svc_function_pool', { stat: 'tasks' })).toBe(tasks0 + 1);
     expect(sample(text, 'svc_function_pool', { stat: 'threads' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'svc_function_pool', { stat: 'busy' })).toBe(0);
     for (const stat of ['timeouts', 'saturated', 'workers_replaced', 'loaded', 'waiting']) expect(sample(text, 'svc_function_pool', { stat })).toBeGreaterThanOrEqual(0);

@@ -106,19 +106,20 @@ export class Metrics {
 
   /**
    * The function pool (C11.4) as it stands when scraped: runs asked (counter-like, since start),
-   * TimeoutErrors at the deadline, runs refused or withdrawn because the pool was saturated,
+   * tasks sent to workers (runs gathered together, one worker wake-up each), TimeoutErrors at the deadline, runs refused or withdrawn because the pool was saturated,
    * workers replaced, and workers, busy tasks and waiting runs now. A process that has run no
    * function shows zeros (the pool starts on first use).
    */
   watchFunctionPool(stats: () => FunctionRunnerStats): void {
     new Gauge({
       name: 'svc_function_pool',
-      help: 'Function pool (C11.4): runs, timeouts, saturated, workers_replaced since start; threads, loaded, busy, waiting now',
+      help: 'Function pool (C11.4): runs, tasks (sent to workers), timeouts, saturated, workers_replaced since start; threads, loaded, busy, waiting now',
       labelNames: ['stat'] as const,
       registers: [this.registry],
       collect() {
         const s = stats();
         this.set({ stat: 'runs' }, s.runs);
+        this.set({ stat: 'tasks' }, s.tasks);
         this.set({ stat: 'timeouts' }, s.timeouts);
         this.set({ stat: 'saturated' }, s.saturated);
         this.set({ stat: 'workers_replaced' }, s.workersReplaced);

@@ -53,6 +53,8 @@ export interface FunctionRunnerStats {
   busy: number;
   waiting: number;
   runs: number;
+  /** Tasks sent to workers: runs / tasks is how many runs a worker's wake-up served (gathered asks, pool.ts). */
+  tasks: number;
   timeouts: number;
   saturated: number;
   /** Workers terminated (a run over its deadline) or dead (out of memory); piscina replaces each. */
@@ -154,7 +156,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     dispatch();
   });
 
-  const stats = { runs: 0, timeouts: 0, saturated: 0 };
+  const stats = { runs: 0, tasks: 0, timeouts: 0, saturated: 0 };
   const queue: Waiting[] = [];
   /** Runs in `queue` (the bound counts runs, not tasks). */
   let waiting = 0;
@@ -172,6 +174,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
 
   async function execute(runs: PreparedRun[]): Promise<Outcome[]> {
     busy++;
+    stats.tasks++;
     const progress = new BigInt64Array(new SharedArrayBuffer(16 * runs.length));
     const startOf = (i: number) => Atomics.load(progress, 2 * i);
     const endOf = (i: number) => Atomics.load(progress, 2 * i + 1);
