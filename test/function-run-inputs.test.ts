@@ -144,3 +144,19 @@ async function inputOf(runId: string): Promise<string> {
   const { rows } = await h.db.query<{ input_id: string }>('SELECT input_id FROM function_runs WHERE id = $1', [runId]);
   return rows[0].input_id;
 }
+
+describe('C11.5 run records carry no foreign keys (migration 0020)', () => {
+  it("recording runs takes no lock on the store's or the app's row: an order's update of the store row does not wait, nor they for it", async () => {
+    const { step, merchant } = await setup();
+    expect((await h.db.query(`SELECT conname FROM pg_constraint WHERE conrelid = 'function_runs'::regclass AND contype = 'f'`)).rows).toEqual([]);
+    // Runs recorded inside an open transaction leave no row lock on the store: another connection
+    // can lock it FOR UPDATE (what no KEY SHARE lock allows) without waiting. PostgreSQL only: the
+    // embedded database runs one transaction at a time.
+    if (h.db.kind !== 'postgres') return;
+    await h.db.transaction(async (tx) => {
+      await insertRuns(Object.assign(tx, { kind: h.db.kind }), step(new Date()).runs);
+      const other = await h.db.query(`SELECT id FROM stores WHERE id = $1 FOR UPDATE NOWAIT`, [merchant.storeId]);
+      expect(other.rows).toHaveLength(1);
+    });
+  });
+});
