@@ -120,12 +120,8 @@ async function askApp(deps: Deps, app: ShippingApp, body: string, currency: stri
   return answer;
 }
 
-/**
- * The live cached answers to this body from each app's current ratesUrl: this process's memory
- * first, the shared table only for the apps it does not know (no query, and no hash of the body,
- * when it knows them all). `bodySha256`: the table's key, null when it was not needed.
- */
-async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], body: string): Promise<{ found: Map<string, MemoAnswer>; bodySha256: string | null }> {
+/** The answers this process remembers to this body from each app's current ratesUrl, and the apps it does not. */
+function rememberedAnswers(deps: Deps, apps: ShippingApp[], body: string): { found: Map<string, MemoAnswer>; unknown: ShippingApp[] } {
   const nowMs = deps.clock.nowMs();
   const found = new Map<string, MemoAnswer>();
   const unknown: ShippingApp[] = [];
@@ -134,7 +130,14 @@ async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], body: string): P
     if (hit && hit.ratesUrl === app.ratesUrl) found.set(app.id, hit);
     else unknown.push(app);
   }
-  if (!unknown.length) return { found, bodySha256: null };
+  return { found, unknown };
+}
+
+/**
+ * The live cached answers to this body of the apps this process does not remember (`found` holds
+ * those it does, and gets these added), from the shared table. Returns the body's hash, the table's key.
+ */
+async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string, found: Map<string, MemoAnswer>): Promise<string> {
   const bodySha256 = sha256Hex(body);
   const stored = await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
   for (const app of unknown) {
@@ -143,7 +146,7 @@ async function cachedAnswersOf(deps: Deps, apps: ShippingApp[], body: string): P
     deps.rateMemo.set(app.id, body, hit);
     found.set(app.id, hit);
   }
-  return { found, bodySha256 };
+  return bodySha256;
 }
 
 /**
@@ -158,7 +161,10 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   if (!apps.length) return [];
   const currency = quote.currency.toUpperCase();
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
-  const { found: cached, bodySha256 } = await cachedAnswersOf(deps, apps, body);
+  const { found: cached, unknown } = rememberedAnswers(deps, apps, body);
+  // All remembered (a buyer quoting again): no query, no hash of the body, and nothing to wait for.
+  if (!unknown.length) return apps.flatMap((app) => cached.get(app.id)!.rates.map((r) => offeredRate(app.handle, r)));
+  const bodySha256 = await storedAnswersOf(deps, unknown, body, cached);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const fresh: FreshAnswer[] = [];
   const answers = await Promise.all(
@@ -178,8 +184,7 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
       );
     }),
   );
-  // An app not answered from the cache was looked up in the table, so the body was hashed. The
-  // table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
-  if (fresh.length) deps.rateCacheWriter.add(bodySha256!, fresh);
+  // The table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
+  if (fresh.length) deps.rateCacheWriter.add(bodySha256, fresh);
   return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
 }

@@ -31,15 +31,16 @@ export interface RateSources {
 export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<ShippingRate[]> {
   const country = q.destination.country_code ?? null;
   if (!country || !q.lines.some((l) => l.requiresShipping)) return [];
-  const zones = (q.sources ? Promise.resolve(q.sources.zones) : findZonesForCountry(deps.db, q.storeId, country)).then((found) =>
+  const priced = (found: StoredZone[]) =>
     zoneRates({
       zones: found,
       lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
       subtotalMinor: q.subtotalMinor,
       country,
-    }),
-  );
-  const apps = quoteAppRates(deps, {
+    });
+  // The store's set already read and no shipping app in it: the zones alone, with nothing to wait for.
+  if (q.sources && !q.sources.shipping.apps.length) return priced(q.sources.zones);
+  const appQuote = {
     storeId: q.storeId,
     currency: q.currency,
     destination: q.destination,
@@ -54,7 +55,14 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
       productId: l.productNumId,
       variantId: l.variantNumId,
     })),
-  });
+  };
+  // The zones already read: priced at once, and only the apps are waited for.
+  if (q.sources) {
+    const fromZones = priced(q.sources.zones);
+    return [...fromZones, ...(await quoteAppRates(deps, appQuote))];
+  }
+  const zones = findZonesForCountry(deps.db, q.storeId, country).then(priced);
+  const apps = quoteAppRates(deps, appQuote);
   const [fromZones, fromApps] = await Promise.all([zones, apps]);
   return [...fromZones, ...fromApps];
 }
