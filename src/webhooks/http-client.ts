@@ -3,7 +3,7 @@
 // slow endpoint holds at most that many of the worker's slots and never starves the other hosts, a
 // hard 10 s deadline per attempt (connect, headers and body together), and no redirects followed.
 // While private addresses are not allowed, the address is checked as it is connected (C8.9).
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { guardedLookup, isBlockedHost } from '../net/address-safety.js';
 
 /** app-api.md Retries 4 and Limits: an attempt with no complete response in 10 s has failed. */
@@ -70,57 +70,88 @@ export class WebhookHttp {
     });
   }
 
-  /** POST the exact bytes; never throws. The caller holds a gate slot for the target host. */
-  async send(address: string, headers: Record<string, string>, body: string, options: SendOptions = {}): Promise<SendResult> {
+  /**
+   * POST the exact bytes; never throws. The caller holds a gate slot for the target host.
+   *
+   * Through the agent's `dispatch` with a handler of our own rather than `request()`: no response
+   * stream, no promise per chunk, no AbortSignal and its listeners. Measured against `request()` on
+   * the same server, 32 requests at a time: 40-49 against 100-140 µs of the caller's CPU a request.
+   */
+  send(address: string, headers: Record<string, string>, body: string, options: SendOptions = {}): Promise<SendResult> {
     const started = performance.now();
-    const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
+    const result = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
     let url: URL;
     try {
       url = new URL(address);
     } catch {
-      return done({ status: null, responseBody: null, error: 'invalid_address' });
+      return Promise.resolve(result({ status: null, responseBody: null, error: 'invalid_address' }));
     }
     // An IP literal is connected to without a lookup, so it is checked here (names again, by the lookup).
-    if (!this.allowPrivate && isBlockedHost(url.hostname)) return done({ status: null, responseBody: null, error: 'blocked_address' });
+    if (!this.allowPrivate && isBlockedHost(url.hostname)) return Promise.resolve(result({ status: null, responseBody: null, error: 'blocked_address' }));
 
-    // A deadline of our own, cleared on the answer: AbortSignal.timeout's timer cannot be cleared,
-    // so every request's signal fired its abort (a DOMException and an event) seconds after it was
-    // answered, a tenth of the CPU of shipping rate quotes under load (issue 12).
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs));
-    try {
-      const res = await request(url, { method: 'POST', headers, body: Buffer.from(body, 'utf8'), dispatcher: this.agent, signal: deadline.signal });
-      const responseBody = await readPrefix(res.body, options.keepBytes ?? RESPONSE_BODY_KEPT);
-      return done({ status: res.statusCode, responseBody, error: null });
-    } catch (err) {
-      return done({ status: null, responseBody: null, error: deadline.signal.aborted ? 'timeout' : describeNetworkError(err) });
-    } finally {
-      clearTimeout(timer);
-    }
+    const keep = options.keepBytes ?? RESPONSE_BODY_KEPT;
+    const readLimit = Math.max(keep, RESPONSE_BODY_READ_LIMIT);
+    return new Promise<SendResult>((resolve) => {
+      let settled = false;
+      let controller: Dispatcher.DispatchController | null = null;
+      let timedOut = false;
+      let status: number | null = null;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      let total = 0;
+      const settle = (r: Omit<SendResult, 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result(r));
+      };
+      const answered = () => settle({ status, responseBody: Buffer.concat(kept).toString('utf8'), error: null });
+      // The attempt's whole deadline (connect, headers and body together): at it the attempt is
+      // over, and the request is aborted as soon as it has a controller (at once if it has one).
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller?.abort(new Error('deadline'));
+        settle({ status: null, responseBody: null, error: 'timeout' });
+      }, Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs));
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (timedOut || settled) c.abort(new Error('deadline'));
+        },
+        onResponseStart(_c, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(c, chunk) {
+          total += chunk.length;
+          if (keptBytes < keep) {
+            const part = chunk.subarray(0, keep - keptBytes);
+            kept.push(part);
+            keptBytes += part.length;
+          }
+          // Beyond the read limit the response is cut off (the connection is then not reused).
+          if (total > readLimit) {
+            answered();
+            c.abort(new Error('response body over the read limit'));
+          }
+        },
+        onResponseEnd() {
+          answered();
+        },
+        onResponseError(_c, err) {
+          settle({ status: null, responseBody: null, error: timedOut ? 'timeout' : describeNetworkError(err) });
+        },
+      };
+      try {
+        this.agent.dispatch({ origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body: Buffer.from(body, 'utf8') }, handler);
+      } catch (err) {
+        settle({ status: null, responseBody: null, error: describeNetworkError(err) });
+      }
+    });
   }
 
   async close(): Promise<void> {
     await this.agent.close().catch(() => {});
   }
-}
-
-async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }, keep: number): Promise<string> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.length;
-    if (keptBytes < keep) {
-      const part = chunk.subarray(0, keep - keptBytes);
-      kept.push(part);
-      keptBytes += part.length;
-    }
-    if (total > Math.max(keep, RESPONSE_BODY_READ_LIMIT)) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(kept).toString('utf8');
 }
 
 function describeNetworkError(err: unknown): string {
