@@ -163,7 +163,7 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
   const { found: cached, unknown } = rememberedAnswers(deps, apps, body);
   // All remembered (a buyer quoting again): no query, no hash of the body, and nothing to wait for.
-  if (!unknown.length) return apps.flatMap((app) => cached.get(app.id)!.rates.map((r) => offeredRate(app.handle, r)));
+  if (!unknown.length) return offeredRates(apps, apps.map((app) => cached.get(app.id)!.rates));
   const bodySha256 = await storedAnswersOf(deps, unknown, body, cached);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const fresh: FreshAnswer[] = [];
@@ -186,5 +186,10 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   );
   // The table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
   if (fresh.length) deps.rateCacheWriter.add(bodySha256, fresh);
+  return offeredRates(apps, answers);
+}
+
+/** Each app's rates as offered, apps in order: `answers[i]` is the i-th app's. */
+function offeredRates(apps: ShippingApp[], answers: AppRate[][]): ShippingRate[] {
   return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
 }

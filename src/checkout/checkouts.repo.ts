@@ -136,10 +136,10 @@ const CHECKOUT_QUOTE_SQL = checkoutQuoteSql(`SELECT 1 AS batch_n, x.* FROM (${ch
 
 /**
  * Up to QUOTE_BATCH keys, in a fixed number of slots (unused ones null, which match nothing): a
- * statement whose shape and row estimate never change, so PostgreSQL plans it once (a key list of
- * varying length, as an array, was re-planned per length; as JSON rows, estimated at 100 keys, it
- * crossed jit_above_cost and each execution was JIT-compiled, about 30 ms). LATERAL with LIMIT 1:
- * each key is looked up by its two unique indexes, whatever the planner estimates of the keys.
+ * statement whose shape and row estimate never change, so PostgreSQL plans it once (keys as JSON
+ * rows, estimated at 100, crossed jit_above_cost and each execution was JIT-compiled, about 30 ms;
+ * an array's estimate differs between custom and generic plans, docs/decisions.md). LATERAL with
+ * LIMIT 1: each key is looked up by its two unique indexes, whatever the planner estimates of the keys.
  */
 export const QUOTE_BATCH = 8;
 export const CHECKOUT_QUOTE_BATCH_SQL = checkoutQuoteSql(`

@@ -106,8 +106,9 @@ export class Metrics {
 
   /**
    * The function pool (C11.4) as it stands when scraped: runs asked (counter-like, since start),
-   * tasks sent to workers (runs gathered together, one worker wake-up each), TimeoutErrors at the deadline, runs refused or withdrawn because the pool was saturated,
-   * workers replaced, and workers, busy tasks and waiting runs now. A process that has run no
+   * tasks sent to workers (runs gathered together, one worker wake-up each), TimeoutErrors at the
+   * deadline, runs refused or withdrawn because the pool was saturated, workers replaced, and
+   * workers, busy tasks and waiting runs now. A process that has run no
    * function shows zeros (the pool starts on first use).
    */
   watchFunctionPool(stats: () => FunctionRunnerStats): void {

@@ -98,6 +98,12 @@ const MAX_TASK_RUNS = 32;
 /** Passes of a run whose task's worker was stopped before it had run (each pass settles at least one run). */
 const MAX_PASSES = 4;
 
+/** One caller's runs (a `runAll`), waiting to be gathered into a task with the others of its turn. */
+interface Ask {
+  runs: PreparedRun[];
+  resolve: (results: RunResult[]) => void;
+}
+
 /** Runs waiting for a worker, as one task. */
 interface Waiting {
   runs: PreparedRun[];
@@ -288,7 +294,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
    * for them all (a worker's wake-up and the messages cost more than the runs of a typical
    * checkout; measured: about a third of the CPU per checkout at four checkouts a task).
    */
-  let gathered: { runs: PreparedRun[]; resolve: (results: RunResult[]) => void }[] = [];
+  let gathered: Ask[] = [];
 
   function gather(runs: PreparedRun[]): Promise<RunResult[]> {
     return new Promise((resolve) => {
@@ -300,7 +306,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   function sendGathered(): void {
     const asks = gathered;
     gathered = [];
-    let task: typeof asks = [];
+    let task: Ask[] = [];
     let taskRuns = 0;
     for (const ask of asks) {
       if (task.length && taskRuns + ask.runs.length > MAX_TASK_RUNS) {
@@ -314,7 +320,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     if (task.length) sendTask(task);
   }
 
-  function sendTask(asks: { runs: PreparedRun[]; resolve: (results: RunResult[]) => void }[]): void {
+  function sendTask(asks: Ask[]): void {
     const runs = asks.flatMap((a) => a.runs);
     void settle(runs)
       .catch((err) => runs.map((run) => failure('RuntimeError', `the run's worker failed: ${err instanceof Error ? err.message : String(err)}`, run.inputBytes)))
