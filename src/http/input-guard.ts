@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from './errors.js';
 import { childPath } from './field-path.js';
+import { isStorableText } from '../functions/runtime/storable-text.js';
 
 /** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
 export const MAX_JSON_DEPTH = 64;
@@ -19,12 +20,8 @@ export const MAX_JSON_DEPTH = 64;
 /** Largest request body (bytes); a larger one is a 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Whether a string can be stored as text and as jsonb: no NUL, no unpaired surrogate. */
-export function isSafeText(text: string): boolean {
-  return !UNSAFE_TEXT.test(text);
-}
+/** Whether a string can be stored as text and as jsonb: no NUL, no unpaired surrogate (one rule: storable-text.ts). */
+export const isSafeText = isStorableText;
 
 const unsafeText = (where: string) => {
   const problem = 'must not contain NUL characters or unpaired UTF-16 surrogates';

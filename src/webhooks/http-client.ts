@@ -5,6 +5,7 @@
 // While private addresses are not allowed, the address is checked as it is connected (C8.9).
 import { Agent, type Dispatcher } from 'undici';
 import { guardedLookup, isBlockedHost } from '../net/address-safety.js';
+import { storableText } from '../functions/runtime/storable-text.js';
 
 /** app-api.md Retries 4 and Limits: an attempt with no complete response in 10 s has failed. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -105,7 +106,9 @@ export class WebhookHttp {
         clearTimeout(timer);
         resolve(result(r));
       };
-      const answered = () => settle({ status, responseBody: Buffer.concat(kept).toString('utf8'), error: null });
+      // Kept as a record of what the receiver said: a NUL byte would fail the write of the whole
+      // batch of attempts it is in (storable-text.ts), so it is kept as U+FFFD.
+      const answered = () => settle({ status, responseBody: storableText(Buffer.concat(kept).toString('utf8')), error: null });
       // The attempt's whole deadline (connect, headers and body together): at it the attempt is
       // over, and the request is aborted as soon as it has a controller (at once if it has one).
       const timer = setTimeout(() => {

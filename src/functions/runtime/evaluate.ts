@@ -10,6 +10,7 @@ import {
 } from './limits.js';
 import { Lru } from './lru.js';
 import { isTarget, outputProblem, type FunctionTarget } from './targets.js';
+import { storableText, unstorableTextAt } from './storable-text.js';
 
 export interface RunRequest {
   target: string;
@@ -33,8 +34,9 @@ export interface PreparedRun {
   inputBytes: number;
 }
 
+/** A failed run. Its message may quote the expression's strings: made storable, as the run is recorded (C11.5). */
 export function failure(errorType: FunctionErrorType, errorMessage: string, inputBytes: number, durationMs = 0, outputBytes = 0): RunResult {
-  return { status: 'failure', errorType, errorMessage, output: null, inputBytes, outputBytes, durationMs };
+  return { status: 'failure', errorType, errorMessage: storableText(errorMessage), output: null, inputBytes, outputBytes, durationMs };
 }
 
 /** The checks made before a run is sent anywhere: a failed result, or the run to execute. */
@@ -122,6 +124,9 @@ export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS, parsedI
   }
   const shape = outputProblem(run.target, output);
   if (shape) return failure('InvalidOutputError', shape, inputBytes, elapsed(), outputBytes);
+  // A title or message the checkout and the run record could not store (storable-text.ts).
+  const unstorable = unstorableTextAt(output, 'output');
+  if (unstorable) return failure('InvalidOutputError', `${unstorable} must not contain NUL characters or unpaired UTF-16 surrogates`, inputBytes, elapsed(), outputBytes);
   return { status: 'success', errorType: null, errorMessage: null, output, inputBytes, outputBytes, durationMs: elapsed() };
 }
 
