@@ -20,7 +20,15 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
-export type Tx = Queryable;
+/**
+ * Bulk loading: rows into a table through `COPY table (columns) FROM STDIN`, in text format
+ * (src/db/copy-text.ts makes the lines). On a Db outside a transaction the copy is its own statement.
+ */
+export interface Copyable {
+  copyFrom(table: string, columns: readonly string[], rows: string): Promise<void>;
+}
+
+export interface Tx extends Queryable, Copyable {}
 
 export interface TransactionOptions {
   /**
@@ -37,7 +45,7 @@ export interface TransactionOptions {
   asyncCommit?: boolean;
 }
 
-export interface Db extends Queryable {
+export interface Db extends Queryable, Copyable {
   readonly kind: 'pglite' | 'postgres';
   /**
    * Run `fn` in one transaction: committed when it resolves, rolled back when it throws.

@@ -83,6 +83,14 @@ function wrap(q: PGliteTx, prepared: Map<string, Promise<unknown>>): Tx {
         throw toDbError(err);
       }
     },
+    async copyFrom(table: string, columns: readonly string[], rows: string) {
+      // PGlite takes COPY's data as a blob, read from its virtual file `/dev/blob`.
+      try {
+        await q.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob([rows]) });
+      } catch (err) {
+        throw toDbError(err);
+      }
+    },
   };
 }
 
@@ -137,6 +145,10 @@ class PGliteDb implements Db {
 
   exec(sql: string) {
     return this.direct.exec(sql);
+  }
+
+  copyFrom(table: string, columns: readonly string[], rows: string) {
+    return this.direct.copyFrom(table, columns, rows);
   }
 
   transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

@@ -1,6 +1,7 @@
 // PostgreSQL server through node-postgres: the production database, shared by any number of api
 // and worker processes.
 import pg from 'pg';
+import { from as copyStream } from 'pg-copy-streams';
 import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { toDbError } from './errors.js';
@@ -40,6 +41,22 @@ function wrap(client: pg.Pool | pg.PoolClient): Tx {
         throw toDbError(err);
       }
     },
+    async copyFrom(table: string, columns: readonly string[], rows: string) {
+      // A pool lends one connection for the copy; a transaction's client copies in the transaction.
+      const conn = client instanceof pg.Pool ? await client.connect().catch((err) => Promise.reject(toDbError(err))) : client;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const stream = conn.query(copyStream(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+          stream.on('finish', resolve);
+          stream.on('error', reject);
+          stream.end(rows);
+        });
+      } catch (err) {
+        throw toDbError(err);
+      } finally {
+        if (conn !== client) (conn as pg.PoolClient).release();
+      }
+    },
   };
 }
 
@@ -60,6 +77,10 @@ class PostgresDb implements Db {
 
   exec(sql: string) {
     return this.direct.exec(sql);
+  }
+
+  copyFrom(table: string, columns: readonly string[], rows: string) {
+    return this.direct.copyFrom(table, columns, rows);
   }
 
   async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

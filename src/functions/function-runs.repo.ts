@@ -5,7 +5,8 @@
 // The runs of one target at one checkout step share their input, and it is stored once for them
 // (function_run_inputs, migration 0017): one ~2 KB jsonb row and its WAL instead of one per run.
 // Runs recorded before that keep their input inline; every read takes whichever is there.
-import { asyncCommit, type Db, type Queryable } from '../db/db.js';
+import type { Db, Queryable, Tx } from '../db/db.js';
+import { copyLine } from '../db/copy-text.js';
 import { JsonText } from '../db/sql.js';
 import { uuidv7 } from '../ids.js';
 
@@ -52,57 +53,52 @@ export interface RunRow {
   created_at: Date;
 }
 
+/** function_runs' columns as insertRuns writes them, in COPY order. */
+const RUN_COPY_COLUMNS = ['id', 'app_id', 'store_id', 'function_id', 'function_handle', 'target', 'status', 'error_type', 'error_message',
+  'input_id', 'input_bytes', 'output', 'output_bytes', 'duration_ms', 'checkout_id', 'checkout_token_enc', 'created_at'] as const;
+const INPUT_COPY_COLUMNS = ['id', 'created_at', 'input'] as const;
+
 /**
- * Several runs (one checkout's, or a recorder's batch) in one statement: recording adds one round
- * trip, not one per run, and a batch is written whole or not at all. Runs given the same input
- * value (the same object or JsonText, as runTarget gives a target's runs) at the same moment share
- * one input row. The moment is part of the key so that an input row's `created_at` is that of every
- * run using it: retention relies on it to take an input's runs together (deleteRunsBefore), and the
- * erasure to find an input's other runs (freedInputs). Committed asynchronously on PostgreSQL
- * (asyncCommit): a database crash may forget the last fraction of a second of records, as a hard
- * kill of the service forgets the recorder's last 50 ms (docs/decisions.md).
+ * Several runs (one checkout's, or a recorder's batch) in one transaction of two COPYs (the inputs,
+ * then the runs; src/db/copy-text.ts): a batch is written whole or not at all. Runs given the same
+ * input value (the same object or JsonText, as runTarget gives a target's runs) at the same moment
+ * share one input row. The moment is part of the key so that an input row's `created_at` is that of
+ * every run using it: retention relies on it to take an input's runs together (deleteRunsBefore),
+ * and the erasure to find an input's other runs (freedInputs). Committed asynchronously on
+ * PostgreSQL (asyncCommit): a database crash may forget the last fraction of a second of records, as
+ * a hard kill of the service forgets the recorder's last 50 ms (docs/decisions.md). Given a
+ * transaction, the copies are part of it.
+ *
+ * Every string must be storable (src/functions/runtime/storable-text.ts): the runtime's results are.
  */
-export async function insertRuns(q: Queryable & Pick<Db, 'kind'>, runs: readonly NewRun[]): Promise<void> {
+export async function insertRuns(q: Db | Tx, runs: readonly NewRun[]): Promise<void> {
   if (!runs.length) return;
-  const inputs: string[] = [];
+  let inputs = '';
+  let rows = '';
   const inputIds = new Map<unknown, Map<number, string>>();
-  const inputIdOf = (r: NewRun): string | null => {
-    if (r.input === null || r.input === undefined) return null;
-    const at = r.createdAt.getTime();
-    let atMoment = inputIds.get(r.input);
-    if (!atMoment) inputIds.set(r.input, (atMoment = new Map()));
-    let id = atMoment.get(at);
-    if (!id) {
-      id = uuidv7(at);
-      atMoment.set(at, id);
-      const text = r.input instanceof JsonText ? r.input.text : JSON.stringify(r.input);
-      inputs.push(`{"id":"${id}","created_at":"${r.createdAt.toISOString()}","input":${text}}`);
+  for (const r of runs) {
+    let inputId: string | null = null;
+    if (r.input !== null && r.input !== undefined) {
+      const at = r.createdAt.getTime();
+      let atMoment = inputIds.get(r.input);
+      if (!atMoment) inputIds.set(r.input, (atMoment = new Map()));
+      inputId = atMoment.get(at) ?? null;
+      if (!inputId) {
+        inputId = uuidv7(at);
+        atMoment.set(at, inputId);
+        inputs += copyLine([inputId, r.createdAt, r.input instanceof JsonText ? r.input.text : JSON.stringify(r.input)]);
+      }
     }
-    return id;
+    rows += copyLine([r.id, r.appId, r.storeId, r.functionId, r.functionHandle, r.target, r.status, r.errorType, r.errorMessage,
+      inputId, r.inputBytes, r.output === null || r.output === undefined ? null : JSON.stringify(r.output), r.outputBytes, r.durationMs, r.checkoutId,
+      r.checkoutTokenSealed, r.createdAt]);
+  }
+  const write = async (tx: Tx) => {
+    if (inputs) await tx.copyFrom('function_run_inputs', INPUT_COPY_COLUMNS, inputs);
+    await tx.copyFrom('function_runs', RUN_COPY_COLUMNS, rows);
   };
-  const rows = JSON.stringify(runs.map((r) => ({
-    id: r.id, app_id: r.appId, store_id: r.storeId, function_id: r.functionId, function_handle: r.functionHandle, target: r.target,
-    status: r.status, error_type: r.errorType, error_message: r.errorMessage, input_id: inputIdOf(r), input_bytes: r.inputBytes,
-    output: r.output ?? null, output_bytes: r.outputBytes, duration_ms: r.durationMs, checkout_id: r.checkoutId,
-    checkout_token_enc: r.checkoutTokenSealed, created_at: r.createdAt,
-  })));
-  // Two JSON texts, one named statement: its plan is made once, where a VALUES list of 17
-  // parameters per run was parsed and planned for every batch (a fifth less database CPU per run).
-  await q.query(
-    `WITH i AS (
-       INSERT INTO function_run_inputs (id, created_at, input)
-       SELECT id, created_at, input FROM jsonb_to_recordset($2::jsonb) AS y(id uuid, created_at timestamptz, input jsonb))
-     INSERT INTO function_runs (id, app_id, store_id, function_id, function_handle, target, status, error_type, error_message,
-                                input_id, input_bytes, output, output_bytes, duration_ms, checkout_id, checkout_token_enc, created_at)
-     SELECT id, app_id, store_id, function_id, function_handle, target, status, error_type, error_message,
-            input_id, input_bytes, output, output_bytes, duration_ms, checkout_id, checkout_token_enc, created_at
-       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, app_id uuid, store_id uuid, function_id uuid, function_handle text, target text,
-            status text, error_type text, error_message text, input_id uuid, input_bytes integer, output jsonb, output_bytes integer,
-            duration_ms double precision, checkout_id uuid, checkout_token_enc text, created_at timestamptz)
-      WHERE ${asyncCommit(q)}`,
-    [rows, `[${inputs.join(',')}]`],
-    { name: 'function_runs_insert' },
-  );
+  if ('transaction' in q) await q.transaction(write, { asyncCommit: true });
+  else await write(q);
 }
 
 export interface RunFilter {
