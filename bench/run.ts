@@ -21,7 +21,9 @@
 //                                        p99 < 10 ms; cached as fast as zones only; and the pk-SELECT
 //                                        floor in the same rounds when `pk` is selected (context)
 //        checkout shipping_rates asked of two shipping apps answering in 50 ms (never cached)
-//                                        p99 <= the slower app + 15 ms
+//                                        p99 <= the slower app + 15 ms; with the rate-proxy floor
+//                                        (bench/floor-rate-proxy.ts: Fastify asking the same two
+//                                        apps per request, nothing else) in the same rounds (context)
 //        checkout complete               with POST /orders taking the same order (target >= 50 % of it)
 //        checkout shipping_rates with three active delivery functions (issue 13)   p99 < 15 ms
 //        dashboard (issue 15, bench/dashboard.ts): one developer app with 10,000 webhook deliveries and
@@ -344,7 +346,7 @@ function delta(after: Record<string, number>, before: Record<string, number>): R
 }
 
 /** Issue 12's figures: rates p99s and the cache against zones only; completion against POST /orders. */
-function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; ratesFunctions?: Series; complete?: Series; ordersCreate?: Series; pkWithRates?: Series; poolDuring?: Record<string, number> }) {
+function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesApps?: Series; rateProxyFloor?: Series; ratesFunctions?: Series; complete?: Series; ordersCreate?: Series; pkWithRates?: Series; poolDuring?: Record<string, number> }) {
   const note = SERVER_URL ? '' : '  (the targets are for PostgreSQL; shown for reference)';
   const p99 = (x: Series) => over(x, (r) => r.p99)!;
   if (s.ratesFunctions) {
@@ -377,6 +379,14 @@ function checkoutTargets(s: { ratesZones?: Series; ratesCached?: Series; ratesAp
     const a = p99(s.ratesApps);
     const limit = RATE_APP_DELAY_MS + TARGETS.ratesAppsOverMs;
     console.log(`  ${`checkout rates, apps at ${RATE_APP_DELAY_MS} ms, p99:`.padEnd(38)} ${a.median.toFixed(1).padStart(5)} ms [${range(a, (x) => x.toFixed(1))}]  (target <= ${limit} ms: the slower app + ${TARGETS.ratesAppsOverMs} ms)  ${verdict(a.median <= limit)}${note}`);
+    if (s.rateProxyFloor) {
+      // Context, not a target: what this machine gives a bare two-request proxy, in the same rounds.
+      const f = p99(s.rateProxyFloor);
+      const apps = s.ratesApps.rounds, floor = s.rateProxyFloor.rounds;
+      const added = spread(apps.slice(0, floor.length).map((r, i) => r.p99 - floor[i].p99));
+      const addedText = added ? `; the quote's p99 ${added.median.toFixed(1)} ms [${range(added, (x) => x.toFixed(1))}] above it, round by round` : '';
+      console.log(`  ${`  the rate-proxy floor's p99 @ ${CONNECTIONS}:`.padEnd(38)} ${f.median.toFixed(1).padStart(5)} ms [${range(f, (x) => x.toFixed(1))}]  (the same rounds; ${f.median <= limit ? 'within' : 'itself over'} the target${addedText})`);
+    }
   }
   ratioLine('checkout complete vs POST /orders:', s.complete, s.ordersCreate, TARGETS.completeVsOrders);
 }
@@ -575,9 +585,14 @@ async function main() {
     ? await run(svc('checkout rates, zones + 3 delivery functions', 'ratesfn', '/', [{}], { paths: ratesPaths(ck.functionsSlug, ck.functionTokens) }))
     : [];
   const poolDuring = poolBefore ? delta(await functionPoolStats(service.base), poolBefore) : undefined;
-  const [ratesApps] = ck && ONLY.has('rates-apps')
-    ? await run(svc(`checkout rates, 2 apps answering in ${RATE_APP_DELAY_MS} ms`, 'apps', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.uncachedTokens), consumePaths: true }))
+  const rateProxy = ck && ONLY.has('rates-apps') && receiver ? await startFloor('floor: rate proxy', 'floor-rate-proxy.ts', { RATES_URL: `${receiver.url}rates` }) : null;
+  const [ratesApps, rateProxyFloor] = ck && ONLY.has('rates-apps')
+    ? await run(
+      svc(`checkout rates, 2 apps answering in ${RATE_APP_DELAY_MS} ms`, 'apps', '/', [{}], { paths: ratesPaths(ck.appsSlug, ck.uncachedTokens), consumePaths: true }),
+      rateProxy ? { name: `floor: 2 app requests per request, apps at ${RATE_APP_DELAY_MS} ms`, short: 'proxy', url: rateProxy.url, expectStatus: 200, headerSets: [{}], serverPid: rateProxy.child.proc.pid } : null,
+    )
     : [];
+  if (rateProxy) await stopChild(rateProxy.child);
   const [complete, ordersCreate] = ck && ONLY.has('complete')
     ? await run(
       svc('checkout complete', 'complete', '/', [{}], { method: 'POST', expectStatus: 201, consumePaths: true, paths: ck.completeTokens.map((t) => `/storefront/${ck.zonesSlug}/checkouts/${t}/complete`) }),
@@ -689,7 +704,7 @@ async function main() {
     console.log(`  ${'webhook deliveries sustained:'.padEnd(38)} ${String(Math.round(webhooks.throughputPerSec)).padStart(5)} /s  (target >= ${TARGETS.webhookDeliveriesPerSec})  ${verdict(webhooks.throughputPerSec >= TARGETS.webhookDeliveriesPerSec)}${note}`);
     console.log(`  ${`webhook first-attempt p99 at ${webhooks.rate}/s:`.padEnd(38)} ${webhooks.latencyP99Ms.toFixed(0).padStart(5)} ms  (target < ${TARGETS.webhookP99Ms} ms)  ${verdict(webhooks.latencyP99Ms < TARGETS.webhookP99Ms)}${note}`);
   }
-  checkoutTargets({ ratesZones, ratesCached, ratesApps, ratesFunctions, complete, ordersCreate, pkWithRates, poolDuring });
+  checkoutTargets({ ratesZones, ratesCached, ratesApps, rateProxyFloor, ratesFunctions, complete, ordersCreate, pkWithRates, poolDuring });
   dashboardTargets(dashboard);
   if (functions) printFunctionsTargets(functions);
   if (cold) console.log(`  ${'cold start (empty embedded + demo):'.padEnd(38)} ${fmtMs(cold.ms).padStart(7)}  (target < ${fmtMs(TARGETS.coldStartMs)})  ${verdict(cold.ms < TARGETS.coldStartMs)}`);
