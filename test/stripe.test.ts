@@ -159,6 +159,19 @@ describe('C13.1 signature', () => {
     expect((await post(e)).json().data.topic).toBe('subscriptions/create');
   });
 
+  it('a signed event holding text the database cannot store (a NUL, an unpaired surrogate): 400 naming the field, as for any client; nothing recorded', async () => {
+    const s = await webhookStore(h);
+    for (const [form, text] of Object.entries({ nul: 'buyer\u0000@example.com', loneSurrogate: 'buyer\ud800@example.com' })) {
+      const e = invoiceEvent('invoice.paid', newRef(s.merchant.storeId));
+      (e.data.object as Record<string, unknown>).customer_email = text;
+      const res = await post(e);
+      expect(res.statusCode, form).toBe(400);
+      expect(res.json(), form).toEqual({ status: 400, state: 'error', message: 'data.object.customer_email must not contain NUL characters or unpaired UTF-16 surrogates', data: null, count: null, pagination: null });
+      expect((await h.deps.db.query('SELECT 1 FROM stripe_events WHERE id = $1', [e.id])).rows, form).toEqual([]);
+    }
+    expect(await events(h, s.merchant.storeId)).toEqual([]);
+  });
+
   it('400 when the service has no signing secret configured', async () => {
     const bare = await createHarness();
     try {

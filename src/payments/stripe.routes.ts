@@ -5,6 +5,7 @@ import Stripe from 'stripe';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { badRequest } from '../http/errors.js';
+import { assertCleanPart } from '../http/input-guard.js';
 import { envelopeOf, nullable, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { envelope } from '../http/shapes.js';
@@ -62,6 +63,9 @@ export async function stripeWebhookRoutes(instance: FastifyInstance, { deps }: {
     } catch {
       throw badRequest('Invalid Stripe signature');
     }
+    // Decoded here rather than by the app's JSON parser: held to the same input guard (a NUL in a
+    // field the handler stores failed its transaction, a 500 the processor retried for days).
+    assertCleanPart(event, 'body');
     return envelope({ received: true, ...(await handleStripeEvent(deps, event as any)) });
   });
 }
