@@ -81,6 +81,39 @@ describe('the dashboard is its own surface, hidden from the API reference', () =
     expect(withBearer.statusCode).toBe(303);
   });
 
+  it('every form post: a field holding a NUL is a 400 page naming it, never a 500 (the input guard, as for JSON bodies)', async () => {
+    const { browser: developerBrowser } = await developer();
+    const { browser: merchant } = await merchantBrowser();
+    const id = '0190a0a0-0000-7000-8000-000000000000';
+    const token = csrfOf((await developerBrowser.get('/dashboard/apps')).html);
+    const merchantToken = csrfOf((await merchant.get('/dashboard/store/functions')).html);
+    const posts = routeTable(h.app).filter((x) => x.surface === 'dashboard' && x.method === 'POST');
+    expect(posts.length).toBeGreaterThan(5);
+    for (const r of posts) {
+      const url = r.url.replace(/:\w+/g, id);
+      // (An unpaired surrogate cannot arrive in a form: URL-encoded as UTF-8 it is decoded as U+FFFD.)
+      for (const [form, text] of Object.entries({ nul: 'a\u0000b' })) {
+        const asDeveloper = await developerBrowser.post(url, { _csrf: token, note: text });
+        const asMerchant = await merchant.post(url, { _csrf: merchantToken, note: text });
+        const statuses = [asDeveloper.status, asMerchant.status];
+        // Each page refuses the other role before reading its form; the role it is for gets the 400.
+        expect([r.url, form, statuses.includes(400), statuses.every((st) => st < 500)]).toEqual([r.url, form, true, true]);
+        const refused = asDeveloper.status === 400 ? asDeveloper : asMerchant;
+        expect(refused.html).toContain('note must not contain NUL characters or unpaired UTF-16 surrogates');
+      }
+    }
+  });
+
+  it('JSON inside a form field (an app\'s functions, a function\'s configuration) is held to the same rule: 400 next to the field', async () => {
+    const { browser } = await developer();
+    const base = { name: `Guarded ${unique()}`, appUrl: 'https://app.example.com', scopes: ['read_products'], tier: 'basic', version: '1.0.0', pricingType: 'free' };
+    const functions = JSON.stringify([{ handle: 'f', target: 'cart.validations.generate.run', expression: '{"operations": []}', configuration: { limit: 'a\u0000' } }]);
+    const res = await browser.submit('/dashboard/apps/new', '/dashboard/apps', { ...base, functions });
+    expect(res.status).toBe(400);
+    expect(res.html).toContain('id="functions-error">extensions.functions[0].configuration.limit must not contain NUL characters or unpaired UTF-16 surrogates');
+    expect((await browser.get('/dashboard/apps')).html).not.toContain(base.name);
+  });
+
   it('pages carry a strict content security policy and the usual headers; the JSON API does not change', async () => {
     const page = await new Browser(h).get('/dashboard/login');
     expect(page.status).toBe(200);
@@ -535,6 +568,10 @@ describe('merchant pages: functions (C11.2)', () => {
     // The API's own words for the same configuration.
     const apiWords = (await h.req('PATCH', `/functions/${fn.functionId}`, { token: merchant.token, body: { configuration: [1] } })).json().message;
     expect(notObject.html).toContain(`id="configuration-error">${apiWords}`);
+    // JSON text inside the field is held to the input guard, as the API's JSON body is.
+    const unstorable = await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), configuration: '{"hide": "a\\u0000"}' });
+    expect(unstorable.status).toBe(400);
+    expect(unstorable.html).toContain('id="configuration-error">configuration.hide must not contain NUL characters or unpaired UTF-16 surrogates');
     const saved = await browser.post(`/dashboard/store/functions/${fn.functionId}/configuration`, { _csrf: csrfOf(edit.html), configuration: '{"hide": "y"}' });
     expect(saved.location).toBe(`/dashboard/store/functions/${fn.functionId}?saved=1`);
     expect((await apiFunctions())[0].configuration).toEqual({ hide: 'y' });

@@ -20,6 +20,7 @@ import { Eta } from 'eta';
 import type { Deps } from '../deps.js';
 import type { Role } from '../accounts/jwt.js';
 import { AppError } from '../http/errors.js';
+import { assertCleanPart } from '../http/input-guard.js';
 import { claimRoutes } from '../surfaces/surface.js';
 import { page } from './render.js';
 import { LOGIN_NONCE_COOKIE, loginCsrf, sameToken, sessionCsrf, sessionUser } from './session.js';
@@ -93,6 +94,12 @@ export function dashboard(deps: Deps) {
       }
       const roles = config?.roles;
       if (roles && !roles.includes(user.role)) return refuse(request, reply, 403, 'Not for this account', `This page is for ${describeRoles(roles)} accounts.`);
+    });
+
+    // Form fields are client input like any JSON body (src/http/input-guard.ts): a NUL or an unpaired
+    // surrogate is a 400 page naming the field, never a failed write (a 500).
+    instance.addHook('preValidation', async (request) => {
+      if (request.body !== undefined && request.body !== null) assertCleanPart(request.body, 'body');
     });
 
     // CSRF: every form post carries the token of its session (session.ts), checked before the handler.
