@@ -6,7 +6,8 @@
 // Why COPY: the bulk write of run records (src/functions/function-runs.repo.ts). PostgreSQL reads
 // each column with its type's own input function, where a JSON document of rows (jsonb_to_recordset)
 // was parsed whole, then each field found in it and turned back into text first. Measured in issue
-// 13's bench: database CPU per checkout quote with three functions from 185-203 to 139-146 µs.
+// 13's bench, alternating runs: database CPU per checkout quote with three functions from 168-185
+// to 148-158 µs (docs/decisions.md, fourth session of 2026-11-26).
 //
 // The text must be storable (src/functions/runtime/storable-text.ts): COPY refuses a NUL like any
 // text input does. Values: null/undefined, strings, finite numbers, booleans, Dates (ISO 8601),
