@@ -212,6 +212,26 @@ describe('C11.4 a failed run', () => {
   });
 });
 
+describe('C11.4 an output the platform cannot store', () => {
+  it('a title with a NUL fails its run (InvalidOutputError), the checkout goes on, and both runs of the step are recorded', async () => {
+    const s = await storeWith([
+      { handle: 'nul-title', target: PAYMENT, expression: '{"operations": [{"rename": {"handle": "card", "title": "Card\\u0000"}}]}' },
+      { handle: 'fine', target: PAYMENT, expression: '{"operations": [{"hide": {"handle": "upi"}}]}' },
+    ]);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const c = await started(s, product);
+    expect(c.payment_methods[0]).toEqual({ handle: 'card', title: 'Credit or debit card' });
+    expect(c.payment_methods.map((m: any) => m.handle)).toEqual(['card', 'wallet', 'cod', 'bank_transfer']);
+    const runs = await runsOf(s, 2);
+    const byHandle = Object.fromEntries(runs.map((r: any) => [r.functionHandle, r]));
+    expect(byHandle['nul-title']).toMatchObject({
+      status: 'failure', errorType: 'InvalidOutputError', output: null,
+      errorMessage: 'output.operations[0].rename.title must not contain NUL characters or unpaired UTF-16 surrogates',
+    });
+    expect(byHandle.fine).toMatchObject({ status: 'success', output: { operations: [{ hide: { handle: 'upi' } }] } });
+  });
+});
+
 describe('C11.5 run records', () => {
   it("a target's runs at one step share one stored input, and each reads back whole, token in place", async () => {
     const s = await storeWith([
