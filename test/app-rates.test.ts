@@ -309,6 +309,20 @@ describe('C15.3 each rate is checked', () => {
     ]);
   });
 
+  it('text the database cannot store (storable-text.ts): a rate so named is dropped, a description keeps U+FFFD, a date is left out; the answer is cached', async () => {
+    const e = endpoint(() => json({ rates: [
+      rate('nul-name', { service_name: 'Ground\u0000' }),
+      rate('lone-surrogate-code\ud800'),
+      rate('keep', { description: 'by van\u0000', min_delivery_date: '2026-12-01\u0000', max_delivery_date: '2026-12-03' }),
+    ] }));
+    const s = await shippingStore([{ url: e.url }]);
+    const rates = await s.quote();
+    expect(rates.map((r) => [r.title, r.description, r.min_delivery_date, r.max_delivery_date])).toEqual([['Service keep', 'by van\ufffd', null, '2026-12-03']]);
+    await h.deps.rateCacheWriter.flush();
+    const { rows } = await h.db.query<{ ok: boolean; rates: { service_code: string }[] }>('SELECT ok, rates FROM shipping_rate_cache WHERE app_id = $1', [s.apps[0].appId]);
+    expect(rows.map((r) => [r.ok, r.rates.map((x) => x.service_code)])).toEqual([[true, ['keep']]]);
+  });
+
   it('keeps the first 20 rates of an app', async () => {
     const e = endpoint(() => json({ rates: Array.from({ length: 25 }, (_, i) => rate(`r${i}`, { total_price: i })) }));
     const s = await shippingStore([{ url: e.url }]);
