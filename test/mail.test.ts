@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 /** Just enough SMTP to accept a message: records the envelope and the DATA. */
-function fakeSmtp(): Promise<{ port: number; messages: { from: string; to: string[]; data: string }[]; close(): Promise<void> }> {
+function fakeSmtp(options: { rcptReply?: string } = {}): Promise<{ port: number; messages: { from: string; to: string[]; data: string }[]; close(): Promise<void> }> {
   const messages: { from: string; to: string[]; data: string }[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
@@ -46,7 +46,7 @@ function fakeSmtp(): Promise<{ port: number; messages: { from: string; to: strin
         const cmd = line.slice(0, 4).toUpperCase();
         if (cmd === 'EHLO' || cmd === 'HELO') socket.write('250 fake\r\n');
         else if (cmd === 'MAIL') (current.from = line), socket.write('250 OK\r\n');
-        else if (cmd === 'RCPT') current.to.push(line), socket.write('250 OK\r\n');
+        else if (cmd === 'RCPT') current.to.push(line), socket.write(`${options.rcptReply ?? '250 OK'}\r\n`);
         else if (cmd === 'DATA') (inData = true), socket.write('354 go ahead\r\n');
         else if (cmd === 'QUIT') socket.end('221 bye\r\n');
         else socket.write('250 OK\r\n');
@@ -106,6 +106,21 @@ describe('sendMail', () => {
     const entry = await sendMail(deps, { to, subject: 'S', template: 't', text: 'x' });
     expect(entry.status).toBe('failed');
     expect((await list(`?to=${to}`)).json().data.emails[0].status).toBe('failed');
+  });
+
+  it('an SMTP server whose refusal holds a NUL: recorded as failed, the reply kept with U+FFFD (storable-text.ts)', async () => {
+    const smtp = await fakeSmtp({ rcptReply: '550 no such user \u0000 here' });
+    try {
+      const deps = { ...h.deps, config: { ...h.deps.config, smtpUrl: `smtp://127.0.0.1:${smtp.port}` } };
+      const to = `refused-${uniq()}@example.com`;
+      const entry = await sendMail(deps, { to, subject: 'S', template: 't', text: 'x' });
+      expect(entry.status).toBe('failed');
+      const { rows } = await h.db.query<{ status: string; error: string }>('SELECT status, error FROM email_log WHERE id = $1', [entry.id]);
+      expect(rows[0].status).toBe('failed');
+      expect(rows[0].error).toContain('no such user \ufffd here');
+    } finally {
+      await smtp.close();
+    }
   });
 });
 

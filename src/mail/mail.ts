@@ -12,6 +12,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { Id, StringEnum, Timestamp } from '../http/schemas.js';
+import { storableText } from '../functions/runtime/storable-text.js';
 
 export interface MailMessage {
   to: string;
@@ -100,7 +101,9 @@ export async function deliverMail(deps: Pick<Deps, 'config' | 'db' | 'clock' | '
     });
   } catch (err) {
     status = 'failed';
-    error = err instanceof Error ? err.message.slice(0, 1000) : String(err);
+    // The SMTP server's reply is a third party's text: made storable, or its NUL would fail the
+    // update below and the recovery sweep would send the message again and again.
+    error = storableText(err instanceof Error ? err.message.slice(0, 1000) : String(err));
     // The message stays in the email log (operators only): SMTP replies quote recipient addresses.
     const e = err as { code?: unknown; responseCode?: unknown };
     deps.log.warn({ emailId: entry.id, template: entry.message.template, code: e?.code, responseCode: e?.responseCode }, 'sending an email failed');
