@@ -10,22 +10,18 @@
 // to 148-158 µs (docs/decisions.md, fourth session of 2026-11-26).
 //
 // The text must be storable (src/functions/runtime/storable-text.ts): COPY refuses a NUL like any
-// text input does. Values: null/undefined, strings, finite numbers, booleans, Dates (ISO 8601),
-// and objects (written as their JSON, for json and jsonb columns).
+// text input does. Values become text as for PGlite's literals (`valueText`, src/db/sql.ts):
+// objects as their JSON, for json and jsonb columns.
+import { valueText } from './sql.js';
 
 const SPECIAL = /[\\\t\n\r]/;
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
 /** One column's value in COPY text format. */
 export function copyValue(value: unknown): string {
-  if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('non-finite number in a COPY row');
-    return String(value);
-  }
   if (typeof value === 'boolean') return value ? 't' : 'f';
-  if (typeof value === 'bigint') return value.toString();
-  const text = value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : JSON.stringify(value);
+  const text = valueText(value);
+  if (text === null) return '\\N';
   return SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]) : text;
 }
 

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { seedDataDirFromTemplate } from './pglite-template.js';
+import { valueText } from './sql.js';
 import { toDbError } from './errors.js';
 
 // PGlite's own defaults start PostgreSQL with `-F` (fsync off). We keep every other default and
@@ -116,14 +117,9 @@ async function queryPrepared<T>(q: PGliteTx, prepared: Map<string, Promise<unkno
 }
 
 export function sqlLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('non-finite number in a statement parameter');
-    return String(value);
-  }
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'bigint') return value.toString();
-  const text = value instanceof Date ? value.toISOString() : typeof value === 'string' ? value : JSON.stringify(value);
+  const text = valueText(value);
+  if (text === null) return 'NULL';
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return text;
   if (text.includes('\0')) throw new Error('NUL byte in a statement parameter');
   return `'${text.replace(/'/g, "''")}'`;
 }

@@ -48,6 +48,22 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
+/**
+ * A value as PostgreSQL's text input for it, where the value travels as text rather than as a bound
+ * parameter (PGlite's EXECUTE literals, `sqlLiteral`; COPY rows, copy-text.ts): null for SQL NULL,
+ * a finite number or a bigint as its digits, a boolean as true/false, a Date in ISO 8601, JsonText
+ * as it is, and any other object as its JSON.
+ */
+export function valueText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('non-finite number in a statement value');
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof JsonText) return value.text;
+  return JSON.stringify(value);
+}
+
 /** Placeholder and parameter of one column's value. */
 function bind(params: unknown[], column: string, value: unknown, casts: Record<string, string> | undefined): string {
   const cast = casts?.[column];

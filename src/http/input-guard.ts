@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from './errors.js';
 import { childPath } from './field-path.js';
+// One rule with the records of third parties' text: what PostgreSQL stores, as text and in jsonb.
 import { isStorableText } from '../functions/runtime/storable-text.js';
 
 /** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
@@ -19,9 +20,6 @@ export const MAX_JSON_DEPTH = 64;
 
 /** Largest request body (bytes); a larger one is a 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Whether a string can be stored as text and as jsonb: no NUL, no unpaired surrogate (one rule: storable-text.ts). */
-export const isSafeText = isStorableText;
 
 const unsafeText = (where: string) => {
   const problem = 'must not contain NUL characters or unpaired UTF-16 surrogates';
@@ -38,7 +36,7 @@ export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_J
   while (stack.length) {
     const { value: v, depth, path } = stack.pop()!;
     if (typeof v === 'string') {
-      if (!isSafeText(v)) throw unsafeText(path);
+      if (!isStorableText(v)) throw unsafeText(path);
       continue;
     }
     if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) continue;
@@ -48,7 +46,7 @@ export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_J
       continue;
     }
     for (const key of Object.keys(v)) {
-      if (!isSafeText(key)) throw unsafeText(`${path} key`);
+      if (!isStorableText(key)) throw unsafeText(`${path} key`);
       stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: childPath(path, key) });
     }
   }
