@@ -108,10 +108,35 @@ function consumingRequest(scenario: Scenario) {
   };
 }
 
-function runOnce(scenario: Scenario, opts: { connections: number; durationS: number }, onLatency?: (ms: number) => void): Promise<autocannon.Result> {
+/**
+ * Each connection's own share of the scenario's paths (their indexes; path j keeps header set j):
+ * connection i takes paths i, i + n, i + 2n, ...
+ * (with fewer paths than connections, path i mod their number), so 32 connections quote 32
+ * different checkouts at once, as 32 buyers would, and each walks its share in a loop.
+ *
+ * Why per connection: autocannon builds every request of its list once per connection, inside the
+ * constructor that has already sent that connection's first request; with 200 paths and 32
+ * connections that was 6,400 request builds (120-180 ms) between the first connections' first
+ * requests and the moment the load generator could read their answers. docs/decisions.md,
+ * "Benchmark method".
+ */
+function pathsOfConnection(paths: number, connections: number, i: number): number[] {
+  if (paths <= connections) return [i % paths];
+  const own: number[] = [];
+  for (let j = i; j < paths; j += connections) own.push(j);
+  return own;
+}
+
+/** A response's latency, and whether its request was sent once the load generator had started (see runOnce). */
+type OnResponse = (ms: number, sentAfterStart: boolean) => void;
+
+function runOnce(scenario: Scenario, opts: { connections: number; durationS: number }, onResponse?: OnResponse): Promise<autocannon.Result> {
   const url = new URL(scenario.url);
   const method = scenario.method ?? 'GET';
   const headersOf = (i: number) => ({ ...scenario.headerSets[i % scenario.headerSets.length], ...(scenario.body ? { 'content-type': 'application/json' } : {}) });
+  const requestOf = (path: string, i: number) => ({ method, path, headers: headersOf(i), body: scenario.body });
+  const staticPaths = !scenario.consumePaths && scenario.paths && scenario.paths.length > 1 ? scenario.paths : null;
+  let nextConnection = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -120,14 +145,30 @@ function runOnce(scenario: Scenario, opts: { connections: number; durationS: num
         pipelining: 1,
         duration: opts.durationS,
         timeout: 10,
-        // Static requests, built once: each connection walks the list, one token per request.
+        // Static requests, built once: each connection walks its list, one token per request.
         requests: scenario.consumePaths ? [consumingRequest(scenario)] : scenario.paths
-          ? scenario.paths.map((path, i) => ({ method, path, headers: headersOf(i), body: scenario.body }))
-          : scenario.headerSets.map((_headers, i) => ({ method, path: url.pathname + url.search, headers: headersOf(i), body: scenario.body })),
+          ? staticPaths
+            ? [requestOf(staticPaths[0], 0)]
+            : scenario.paths.map((path, i) => requestOf(path, i))
+          : scenario.headerSets.map((_headers, i) => requestOf(url.pathname + url.search, i)),
+        // Runs in each connection's constructor before its first request: its own share of the paths.
+        ...(staticPaths
+          ? {
+              setupClient: (client: { setRequests(requests: unknown[]): void }) => {
+                const i = nextConnection++;
+                client.setRequests(pathsOfConnection(staticPaths.length, opts.connections, i).map((j) => requestOf(staticPaths[j], j)));
+              },
+            }
+          : {}),
       },
       (err: Error | null, result: autocannon.Result) => (err ? reject(err) : resolve(result)),
     );
-    if (onLatency) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => onLatency(ms));
+    // autocannon() builds the connections synchronously, and each sends its first request as it is
+    // built: those requests wait, in this process, for the later connections to be built before
+    // their answers can be read, so their latency is partly the load generator's own start. They
+    // count for throughput and validity, not for the latency percentiles.
+    const startedAt = performance.now();
+    if (onResponse) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => onResponse(ms, performance.now() - ms >= startedAt));
   });
 }
 
@@ -158,7 +199,10 @@ export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<
   const client0 = process.cpuUsage();
   const startUs = Number(process.hrtime.bigint() / 1000n);
   const t0 = performance.now();
-  const result = await runOnce(scenario, opts, (ms) => {
+  let responses = 0;
+  const result = await runOnce(scenario, opts, (ms, sentAfterStart) => {
+    responses++;
+    if (!sentAfterStart) return;
     if (n === latencies.length) {
       const bigger = new Float64Array(latencies.length * 2);
       bigger.set(latencies);
@@ -199,9 +243,9 @@ export async function runRound(scenario: Scenario, opts: RoundOptions): Promise<
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1] : NaN,
-    serverCpuUsPerReq: serverCpuMs !== null && n ? (serverCpuMs * 1000) / n : null,
+    serverCpuUsPerReq: serverCpuMs !== null && responses ? (serverCpuMs * 1000) / responses : null,
     serverCpuPct: serverCpuMs !== null ? (serverCpuMs / wallMs) * 100 : null,
-    dbCpuUsPerReq: dbCpuMs !== null && n ? (dbCpuMs * 1000) / n : null,
+    dbCpuUsPerReq: dbCpuMs !== null && responses ? (dbCpuMs * 1000) / responses : null,
     clientCpuPct: ((client.user + client.system) / 1000 / wallMs) * 100,
     bystanderCpuPct,
     otherLoadCores,
