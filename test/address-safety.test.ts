@@ -17,33 +17,9 @@ import { PRIVATE_HOSTS, PUBLIC_HOSTS, PUBLIC_URL, privateUrl } from './fixtures/
 import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';
 import { isBlockedHost, isBlockedIp } from '../src/net/address-safety.js';
 
-/** `a-b-c-d.v4.rebind.test` answers a.b.c.d; `0-0-0-0-0-ffff-7f00-1.v6.rebind.test` answers ::ffff:7f00:1. */
-vi.mock('node:dns', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns')>();
-  const answer = (host: string) => {
-    const m = /^([0-9a-f-]+)\.v([46])\.rebind\.test\.?$/i.exec(host);
-    return m ? { address: m[2] === '4' ? m[1].replace(/-/g, '.') : m[1].replace(/-/g, ':'), family: Number(m[2]) } : null;
-  };
-  const lookup = (host: string, options: any, callback: any) => {
-    const a = answer(host);
-    if (!a) return actual.lookup(host, options, callback);
-    process.nextTick(() => (options?.all ? callback(null, [a]) : callback(null, a.address, a.family)));
-  };
-  const promises = {
-    ...actual.promises,
-    lookup: async (host: string, options: any) => {
-      const a = answer(host);
-      if (!a) return actual.promises.lookup(host, options);
-      return options?.all ? [a] : a;
-    },
-  };
-  return { ...actual, default: { ...actual, lookup, promises }, lookup, promises };
-});
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const dns = await import('node:dns');
-  return { ...actual, default: { ...actual, lookup: dns.promises.lookup }, lookup: dns.promises.lookup };
-});
+/** `a-b-c-d.v4.rebind.test` answers a.b.c.d, `0-0-0-0-0-ffff-7f00-1.v6.rebind.test` ::ffff:7f00:1 (test/helpers/rebind-dns.ts). */
+vi.mock('node:dns', async (original) => (await import('./helpers/rebind-dns.js')).rebindDns(await original()));
+vi.mock('node:dns/promises', async (original) => (await import('./helpers/rebind-dns.js')).rebindDnsPromises(await original()));
 
 /** The address a URL host names, in the form a DNS answer carries it. */
 const addressOf = (host: string) => new URL(`https://${host}/`).hostname.replace(/^\[|\]$/g, '');

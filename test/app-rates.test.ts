@@ -12,33 +12,9 @@ import { API_VERSION } from '../src/api-version.js';
 import { createZone } from '../src/shipping/zones.js';
 import { findZonesForCountry, zoneRates } from '../src/checkout/zone-rates.js';
 
-/** `a-b-c-d.v4.rebind.test` answers a.b.c.d (as in address-safety.test.ts): a name that resolves to a private address now. */
-vi.mock('node:dns', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns')>();
-  const answer = (host: string) => {
-    const m = /^([0-9-]+)\.v4\.rebind\.test\.?$/i.exec(host);
-    return m ? { address: m[1].replace(/-/g, '.'), family: 4 } : null;
-  };
-  const lookup = (host: string, options: any, callback: any) => {
-    const a = answer(host);
-    if (!a) return actual.lookup(host, options, callback);
-    process.nextTick(() => (options?.all ? callback(null, [a]) : callback(null, a.address, a.family)));
-  };
-  const promises = {
-    ...actual.promises,
-    lookup: async (host: string, options: any) => {
-      const a = answer(host);
-      if (!a) return actual.promises.lookup(host, options);
-      return options?.all ? [a] : a;
-    },
-  };
-  return { ...actual, default: { ...actual, lookup, promises }, lookup, promises };
-});
-vi.mock('node:dns/promises', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns/promises')>();
-  const dns = await import('node:dns');
-  return { ...actual, default: { ...actual, lookup: dns.promises.lookup }, lookup: dns.promises.lookup };
-});
+/** `a-b-c-d.v4.rebind.test` answers a.b.c.d (test/helpers/rebind-dns.ts): a name that resolves to a private address now. */
+vi.mock('node:dns', async (original) => (await import('./helpers/rebind-dns.js')).rebindDns(await original()));
+vi.mock('node:dns/promises', async (original) => (await import('./helpers/rebind-dns.js')).rebindDnsPromises(await original()));
 
 let h: Harness;
 let rx: Receiver;
