@@ -11,7 +11,9 @@ import type { Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { attemptsOf, deliveriesOfStore, emitEvent, runDeliveries, subscribe, webhookStore } from './fixtures/webhook-setup.js';
-import { isStorableText, storableText, unstorableTextAt } from '../src/functions/runtime/storable-text.js';
+import fc from 'fast-check';
+import { firstUnstorable, isStorableText, storableText, unstorableTextAt, type UnstorableAt } from '../src/functions/runtime/storable-text.js';
+import { assertCleanInput } from '../src/http/input-guard.js';
 import { evaluateOnce } from '../src/functions/runtime/index.js';
 import { parseRateReply } from '../src/checkout/rate-reply.js';
 
@@ -61,6 +63,51 @@ describe('the rule is the database\'s', () => {
     expect(unstorableTextAt({ a: [1, 'ok', { b: UNSTORABLE.nul }] }, 'output')).toBe('output.a[2].b');
     expect(unstorableTextAt({ [UNSTORABLE.loneLow]: 1 }, 'output')).toBe('output key');
     expect(unstorableTextAt(UNSTORABLE.loneHigh, 'output')).toBe('output');
+  });
+
+  // The one walk behind the input guard and the output check (firstUnstorable), against the plain
+  // recursive reading of its rule: the first problem in document order, an object's keys before
+  // its values, a container `maxDepth` levels down a problem of its own.
+  it('firstUnstorable finds what a plain recursive walk finds, for any JSON value, depth limit and root', () => {
+    const reference = (v: unknown, path: string, depth: number, maxDepth: number): UnstorableAt | null => {
+      if (typeof v === 'string') return isStorableText(v) ? null : { path, problem: 'text' };
+      if (v === null || typeof v !== 'object') return null;
+      if (depth >= maxDepth) return { path, problem: 'depth' };
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const found = reference(v[i], `${path}[${i}]`, depth + 1, maxDepth);
+          if (found) return found;
+        }
+        return null;
+      }
+      if (Object.keys(v).some((k) => !isStorableText(k))) return { path, problem: 'key' };
+      for (const [k, child] of Object.entries(v)) {
+        const found = reference(child, path ? `${path}.${k}` : k, depth + 1, maxDepth);
+        if (found) return found;
+      }
+      return null;
+    };
+    const text = fc.oneof({ weight: 6, arbitrary: fc.string({ maxLength: 4 }) }, fc.constantFrom(...Object.values(UNSTORABLE)));
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, text, fc.integer(), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+      array: fc.array(tie('value'), { maxLength: 4 }),
+      object: fc.dictionary(text, tie('value'), { maxKeys: 4 }),
+    })).value;
+    fc.assert(fc.property(json, fc.integer({ min: 0, max: 6 }), fc.constantFrom('', 'body', 'output'), (value, maxDepth, root) => {
+      const expected = reference(value, root, 0, maxDepth);
+      expect(firstUnstorable(value, root, maxDepth)).toEqual(expected);
+      // The guard says the same place (a key's object named with " key"; depth by the limit).
+      let message: string | null = null;
+      try {
+        assertCleanInput(value, root || 'value', maxDepth);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      const again = reference(value, root || 'value', 0, maxDepth);
+      if (!again) expect(message).toBeNull();
+      else if (again.problem === 'depth') expect(message).toBe(`${root || 'value'} is nested too deeply (at most ${maxDepth} levels)`);
+      else expect(message).toBe(`${again.problem === 'key' ? `${again.path} key` : again.path} must not contain NUL characters or unpaired UTF-16 surrogates`);
+    }), { numRuns: 2000 });
   });
 });
 

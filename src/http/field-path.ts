@@ -4,11 +4,11 @@
 // (The schema's and the guard's names once had dots for positions, `line_items.0.quantity`, so one
 // body could name the same field two ways.)
 
-/** `parent` one step further in: a key (`parent.key`) or an array position (`parent[0]`). */
-export function childPath(parent: string, step: string | number): string {
-  if (typeof step === 'number') return `${parent}[${step}]`;
-  return parent ? `${parent}.${step}` : step;
-}
+// The rule itself lives with the function runtime, which names places in a function's output the
+// same way (and may import nothing from here).
+import { childPath } from '../functions/runtime/field-path.js';
+
+export { childPath };
 
 const POSITION = /^(0|[1-9][0-9]*)$/;
 

@@ -11,9 +11,8 @@
 //   thousands of levels deep (a 1 MB body holds 500,000 levels). Size is bounded by the body limit.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, badRequest } from './errors.js';
-import { childPath } from './field-path.js';
 // One rule with the records of third parties' text: what PostgreSQL stores, as text and in jsonb.
-import { isStorableText } from '../functions/runtime/storable-text.js';
+import { firstUnstorable } from '../functions/runtime/storable-text.js';
 
 /** Deepest nesting of objects and arrays in a JSON value; no API body needs more than a handful. */
 export const MAX_JSON_DEPTH = 64;
@@ -28,28 +27,15 @@ const unsafeText = (where: string) => {
 
 /**
  * Throws a 400 when `value` (a parsed JSON value, a query object, path parameters) holds an unsafe
- * string, key included, or nests deeper than `maxDepth`. Iterative, so depth cannot overflow it.
- * `where` names the value in the message ("body", "query"); a field's path is appended.
+ * string, key included, or nests deeper than `maxDepth`; the first such place in document order is
+ * named. `where` names the value in the message ("body", "query"); a field's path is appended. The
+ * walk is the runtime's (firstUnstorable), the one that checks function outputs.
  */
 export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_JSON_DEPTH): void {
-  const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: where }];
-  while (stack.length) {
-    const { value: v, depth, path } = stack.pop()!;
-    if (typeof v === 'string') {
-      if (!isStorableText(v)) throw unsafeText(path);
-      continue;
-    }
-    if (v === null || typeof v !== 'object' || Buffer.isBuffer(v)) continue;
-    if (depth >= maxDepth) throw badRequest(`${where} is nested too deeply (at most ${maxDepth} levels)`);
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], depth: depth + 1, path: childPath(path, i) });
-      continue;
-    }
-    for (const key of Object.keys(v)) {
-      if (!isStorableText(key)) throw unsafeText(`${path} key`);
-      stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: childPath(path, key) });
-    }
-  }
+  const found = firstUnstorable(value, where, maxDepth);
+  if (!found) return;
+  if (found.problem === 'depth') throw badRequest(`${where} is nested too deeply (at most ${maxDepth} levels)`);
+  throw unsafeText(found.problem === 'key' ? `${found.path} key` : found.path);
 }
 
 /** `assertCleanInput` as a test, for values that are not a request part (JSON text in a field). */

@@ -9,6 +9,8 @@
 // Here, in the function runtime (which imports nothing from the rest of the service), so that the
 // runtime's own output check and the app SDK's local runs apply the very same rule.
 
+import { childPath } from './field-path.js';
+
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
@@ -25,28 +27,79 @@ export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(UNSTORABLE_ALL, '\ufffd') : text;
 }
 
+/** The first thing in a JSON value that cannot be stored, or that nests too deeply. */
+export interface UnstorableAt {
+  /** The string's place (`output.operations[0].rename.title`), the key's object, or the too-deep container. */
+  path: string;
+  problem: 'text' | 'key' | 'depth';
+}
+
 /**
- * Where in a JSON value (`output.operations[0].rename.title`, `... key` for an object key) the first
- * unstorable string is, or null when there is none. Iterative: depth cannot overflow it.
+ * The first problem in a JSON value, in document order: an unstorable string or object key, or
+ * (with `maxDepth`) an object or array nested `maxDepth` levels below the value. One walk for client
+ * input (src/http/input-guard.ts) and for what the platform keeps of third parties (function
+ * outputs). Iterative, so depth cannot overflow it, and a path is spelled out only for the node
+ * returned: a clean value, which is nearly every value, costs no strings. Byte arrays (a multipart
+ * file's content) are not text and are passed over.
  */
-export function unstorableTextAt(value: unknown, root: string): string | null {
-  const stack: Array<{ value: unknown; path: string }> = [{ value, path: root }];
-  while (stack.length) {
-    const { value: v, path } = stack.pop()!;
+export function firstUnstorable(value: unknown, root: string, maxDepth = Infinity): UnstorableAt | null {
+  // The containers entered so far: each one's own container (-1 for the value itself) and its step there.
+  const owners: number[] = [];
+  const stepsTo: Array<string | number | null> = [];
+  // The walk's stack, as parallel arrays: a value, its depth, the container holding it (-1 for
+  // none: the value itself) and its step in that container.
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  const holders: number[] = [-1];
+  const steps: Array<string | number | null> = [null];
+  const pathTo = (holder: number, step: string | number | null): string => {
+    const trail: Array<string | number> = step === null ? [] : [step];
+    for (let c = holder; c !== -1; c = owners[c]) if (stepsTo[c] !== null) trail.push(stepsTo[c]!);
+    let path = root;
+    for (let i = trail.length - 1; i >= 0; i--) path = childPath(path, trail[i]);
+    return path;
+  };
+  while (values.length) {
+    const v = values.pop();
+    const depth = depths.pop()!;
+    const holder = holders.pop()!;
+    const step = steps.pop()!;
     if (typeof v === 'string') {
-      if (!isStorableText(v)) return path;
+      if (!isStorableText(v)) return { path: pathTo(holder, step), problem: 'text' };
       continue;
     }
-    if (v === null || typeof v !== 'object') continue;
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) continue;
+    if (depth >= maxDepth) return { path: pathTo(holder, step), problem: 'depth' };
+    const self = owners.push(holder) - 1;
+    stepsTo.push(step);
+    // Children are pushed last first, so that they come off the stack in document order.
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: `${path}[${i}]` });
+      for (let i = v.length - 1; i >= 0; i--) {
+        values.push(v[i]);
+        depths.push(depth + 1);
+        holders.push(self);
+        steps.push(i);
+      }
       continue;
     }
     const keys = Object.keys(v);
+    for (const key of keys) if (!isStorableText(key)) return { path: pathTo(holder, step), problem: 'key' };
     for (let i = keys.length - 1; i >= 0; i--) {
-      if (!isStorableText(keys[i])) return `${path} key`;
-      stack.push({ value: (v as Record<string, unknown>)[keys[i]], path: `${path}.${keys[i]}` });
+      values.push((v as Record<string, unknown>)[keys[i]]);
+      depths.push(depth + 1);
+      holders.push(self);
+      steps.push(keys[i]);
     }
   }
   return null;
+}
+
+/**
+ * Where in a JSON value (`output.operations[0].rename.title`, `... key` for an object key) the first
+ * unstorable string is, or null when there is none.
+ */
+export function unstorableTextAt(value: unknown, root: string): string | null {
+  const found = firstUnstorable(value, root);
+  if (!found) return null;
+  return found.problem === 'key' ? `${found.path} key` : found.path;
 }
