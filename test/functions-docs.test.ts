@@ -25,7 +25,9 @@ describe('docs/functions.md', () => {
   it.each(DEMO_FUNCTIONS.map((f) => [f.handle, f] as const))('%s gives the output shown on the input shown', (handle, f) => {
     const checkout = JSON.parse(blocks.get('json checkout')!);
     const input = { checkout, shop: { id: 'shop', domain: 'demo-store', currency: 'USD' }, ...JSON.parse(blocks.get(`json input ${handle}`)!) };
-    const result = evaluateOnce({ target: f.target, expression: f.expression, input, configuration: f.configuration });
+    // What the page says is checked here, not C11.4's 50 ms (function-runtime.test.ts): under a
+    // loaded test machine a run measured 57 ms of wall time and failed as TimeoutError.
+    const result = evaluateOnce({ target: f.target, expression: f.expression, input, configuration: f.configuration }, { timeoutMs: 10_000 });
     expect(result.errorMessage).toBeNull();
     expect(result.output).toEqual(JSON.parse(blocks.get(`json output ${handle}`)!));
   });
