@@ -4,8 +4,7 @@
 import { Type, type Static } from 'typebox';
 import { SCOPES } from '../oauth/scopes.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
-import { badRequest } from '../http/errors.js';
-import { assertCleanInput } from '../http/input-guard.js';
+import { parseJsonField } from '../http/input-guard.js';
 
 const text = Type.Optional(Type.String());
 const texts = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]));
@@ -62,15 +61,7 @@ export function appBodyOf(form: AppFormValues, creating: boolean): Record<string
     return { topic, uri };
   });
   let functions: unknown = [];
-  if (!blank(form.functions)) {
-    try {
-      functions = JSON.parse(form.functions!);
-    } catch {
-      throw badRequest('extensions.functions is not valid JSON');
-    }
-    // JSON text inside a field: its strings are checked as a JSON body's are.
-    assertCleanInput(functions, 'extensions.functions');
-  }
+  if (!blank(form.functions)) functions = parseJsonField(form.functions!, 'extensions.functions');
   body.extensions = { webhooks, salesChannel: form.salesChannel === 'on', shipping: blank(form.ratesUrl) ? null : { ratesUrl: form.ratesUrl!.trim() }, functions };
   return body;
 }

@@ -12,7 +12,7 @@ import { gdprDispatcher } from '../gdpr/gdpr.dispatch.js';
 import { REQUEST_STATUSES, REQUEST_TYPES, type GdprRequestType } from '../gdpr/gdpr.repo.js';
 import { GDPR_PAGE_LIMIT } from '../gdpr/gdpr.routes.js';
 import { AppError, badRequest, notFound } from '../http/errors.js';
-import { assertCleanInput } from '../http/input-guard.js';
+import { parseJsonField } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
@@ -122,15 +122,7 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
     const given = request.body.configuration ?? '';
     try {
       let configuration: unknown = null; // "Use the app's configuration": null, as the API takes it
-      if (!request.body.reset) {
-        try {
-          configuration = JSON.parse(given);
-        } catch {
-          throw badRequest('configuration is not valid JSON');
-        }
-        // JSON text inside a field: its strings are checked as a JSON body's are.
-        assertCleanInput(configuration, 'configuration');
-      }
+      if (!request.body.reset) configuration = parseJsonField(given, 'configuration');
       await changeFunction(deps, storeOf(request), request.params.functionId, { configuration });
     } catch (err) {
       const e = refusal(err);

@@ -35,7 +35,22 @@ export function assertCleanInput(value: unknown, where: string, maxDepth = MAX_J
   const found = firstUnstorable(value, where, maxDepth);
   if (!found) return;
   if (found.problem === 'depth') throw badRequest(`${where} is nested too deeply (at most ${maxDepth} levels)`);
-  throw unsafeText(found.problem === 'key' ? `${found.path} key` : found.path);
+  throw unsafeText(found.path);
+}
+
+/**
+ * JSON typed into a form field (a dashboard form): its value, or a 400 naming the field when the
+ * text is not JSON or holds what a JSON body may not (assertCleanInput).
+ */
+export function parseJsonField(text: string, field: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest(`${field} is not valid JSON`);
+  }
+  assertCleanInput(value, field);
+  return value;
 }
 
 /** `assertCleanInput` as a test, for values that are not a request part (JSON text in a field). */

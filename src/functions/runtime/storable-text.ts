@@ -29,7 +29,10 @@ export function storableText(text: string): string {
 
 /** The first thing in a JSON value that cannot be stored, or that nests too deeply. */
 export interface UnstorableAt {
-  /** The string's place (`output.operations[0].rename.title`), the key's object, or the too-deep container. */
+  /**
+   * Where, as messages name it: the string's place (`output.operations[0].rename.title`), the
+   * key's object followed by " key" (`output.operations[0] key`), or the too-deep container.
+   */
   path: string;
   problem: 'text' | 'key' | 'depth';
 }
@@ -83,7 +86,7 @@ export function firstUnstorable(value: unknown, root: string, maxDepth = Infinit
       continue;
     }
     const keys = Object.keys(v);
-    for (const key of keys) if (!isStorableText(key)) return { path: pathTo(holder, step), problem: 'key' };
+    for (const key of keys) if (!isStorableText(key)) return { path: `${pathTo(holder, step)} key`, problem: 'key' };
     for (let i = keys.length - 1; i >= 0; i--) {
       values.push((v as Record<string, unknown>)[keys[i]]);
       depths.push(depth + 1);
@@ -99,7 +102,5 @@ export function firstUnstorable(value: unknown, root: string, maxDepth = Infinit
  * unstorable string is, or null when there is none.
  */
 export function unstorableTextAt(value: unknown, root: string): string | null {
-  const found = firstUnstorable(value, root);
-  if (!found) return null;
-  return found.problem === 'key' ? `${found.path} key` : found.path;
+  return firstUnstorable(value, root)?.path ?? null;
 }
