@@ -62,6 +62,7 @@
 //   BENCH_SKIP_COLD=1  no cold start
 //   BENCH_PROFILE=1    --cpu-prof on the service; the report ends with where its CPU goes in each
 //                      scenario (the samples of that scenario's rounds, by area and by function)
+//   BENCH_PROFILE_TOP  lines per table of that report (default 8)
 //   BENCH_KEEP=1       keep the temp dirs and scratch databases
 //   BENCH_SERVICE_NODE_ARGS  extra node flags for the service process only (e.g. --max-semi-space-size=32)
 //   DATABASE_URL       run on that PostgreSQL server instead of PGlite
@@ -336,7 +337,7 @@ function whereTheTimeGoes(dir: string, series: Series[]) {
   console.log('\nWhere the service\'s CPU goes, scenario by scenario (main thread; BENCH_PROFILE=1)');
   for (const s of series) {
     const windows = s.rounds.map((r) => [r.startUs, r.endUs] as const);
-    summarise(main, { windows, top: 8, tables: ['area', 'function'], title: `${s.scenario.name} (${s.rounds.length} rounds)` });
+    summarise(main, { windows, top: Number(process.env.BENCH_PROFILE_TOP ?? 8), tables: ['area', 'function'], title: `${s.scenario.name} (${s.rounds.length} rounds)` });
   }
 }
 

@@ -2,6 +2,7 @@
 // request body, parallel requests with a timeout, the reply's validation, the cache on the service
 // clock, address safety at save and request time, and which apps are asked. Real HTTP receivers on
 // 127.0.0.1 (allowed outside production, C1.2); a strict service refuses them.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupMerchant, signupPartner, type Merchant, type TestApp } from './helpers/actors.js';
@@ -62,7 +63,8 @@ interface ShippingStore {
 }
 
 /** A store with one installed app per ratesUrl (write_shipping granted unless `scopes` says otherwise). */
-async function shippingStore(specs: { url?: string; scopes?: string[]; handle?: string }[], on: Harness = h): Promise<ShippingStore> {
+/** `checkoutId`: every quote is of that checkout (its last quote in this process may be reused: rate-memo.ts). */
+async function shippingStoreOf(specs: { url?: string; scopes?: string[]; handle?: string }[], on: Harness = h, checkoutId?: string): Promise<ShippingStore> {
   // A public literal: the strict service resolves names, and the test machine has no DNS.
   const appUrl = 'https://1.1.1.1';
   const merchant = await signupMerchant(on);
@@ -81,9 +83,11 @@ async function shippingStore(specs: { url?: string; scopes?: string[]; handle?: 
   return {
     merchant, apps, installs,
     quote: (over = {}, timeoutMs) =>
-      quoteAppRates(on.deps, { storeId: merchant.storeId, currency: 'USD', destination: DESTINATION, items: ITEMS, ...over }, timeoutMs ? { timeoutMs } : {}),
+      quoteAppRates(on.deps, { storeId: merchant.storeId, checkoutId, currency: 'USD', destination: DESTINATION, items: ITEMS, ...over }, timeoutMs ? { timeoutMs } : {}),
   };
 }
+
+const shippingStore = (specs: { url?: string; scopes?: string[]; handle?: string }[], on: Harness = h) => shippingStoreOf(specs, on);
 
 describe('C3.1 extensions.shipping in the app manifest', () => {
   it('is saved and shown with the app; PATCH replaces it; a ratesUrl that is no URL, or a shipping that is no object, is refused', async () => {
@@ -308,7 +312,13 @@ describe('C15.3 each rate is checked', () => {
   });
 });
 
-describe('C15.3 the cache (service clock)', () => {
+// The same rules whether a quote is of a checkout (whose last quote this process may reuse) or not.
+describe.each([
+  { quotes: 'any quote', checkout: false },
+  { quotes: "a checkout's quotes", checkout: true },
+])('C15.3 the cache (service clock): $quotes', ({ checkout }) => {
+  const shippingStore = (specs: { url?: string }[]) => shippingStoreOf(specs, h, checkout ? randomUUID() : undefined);
+
   it('the same body to the same app is answered from the cache for 15 minutes after a 2xx', async () => {
     let price = 100;
     const e = endpoint(() => json({ rates: [rate('std', { total_price: price })] }));
@@ -365,6 +375,49 @@ describe('C15.3 the cache (service clock)', () => {
     expect(await t.quote({}, 200)).toEqual([]);
     expect(await t.quote({}, 200)).toEqual([]);
     expect(receivedAt(hang.path)).toHaveLength(1); // the second quote was answered from the cache
+  });
+
+  it.runIf(checkout)("the checkout's last quote is reused while nothing changed: the same frozen rates; any part of the body changed asks anew", async () => {
+    // `n` counts this path's requests, this one included.
+    const e = endpoint((r, n) => json({ rates: [rate(`answer-${n}`, { currency: JSON.parse(r.raw.toString()).rate.currency })] }));
+    const s = await shippingStore([{ url: e.url }]);
+    const first = await s.quote();
+    expect(first.map((r) => r.title)).toEqual(['Service answer-1']);
+    expect(await s.quote()).toBe(first);
+    expect(Object.isFrozen(first) && first.every((r) => Object.isFrozen(r))).toBe(true);
+    expect(() => {
+      (first[0] as { title: string }).title = 'changed';
+    }).toThrow(TypeError);
+
+    // Each part the body is made of, changed in turn: a body never seen, so the app is asked.
+    const changes: Partial<RateQuote>[] = [
+      { destination: { ...DESTINATION, zip: '75002' } },
+      { destination: { ...DESTINATION, phone: null } },
+      { items: [{ ...ITEMS[0], quantity: 3 }, ITEMS[1]] },
+      { items: [{ ...ITEMS[0], grams: 455 }, ITEMS[1]] },
+      { items: [ITEMS[0]] },
+      { currency: 'EUR' },
+    ];
+    for (const [i, change] of changes.entries()) {
+      expect((await s.quote(change)).map((r) => r.title), JSON.stringify(change)).toEqual([`Service answer-${i + 2}`]);
+    }
+    expect(receivedAt(e.path)).toHaveLength(1 + changes.length);
+    // The first body again: this process remembers its answer, so it is not asked.
+    expect(await s.quote()).toEqual(first);
+    expect(receivedAt(e.path)).toHaveLength(1 + changes.length);
+
+    // The store's address is the request's origin.
+    const put = await h.req('PUT', '/stores/address', { token: s.merchant.token, body: { address1: '2 Main St', city: 'Lyon', country: 'FR', zip: '69001' } });
+    expect(put.statusCode).toBe(200);
+    await s.quote();
+    expect(receivedAt(e.path)).toHaveLength(2 + changes.length);
+
+    // The caller's own objects changed after a quote: what was quoted was copied, so the change is seen.
+    const destination = { ...DESTINATION, zip: '13000' };
+    await s.quote({ destination });
+    destination.zip = '13001';
+    await s.quote({ destination });
+    expect(receivedAt(e.path).slice(-2).map((r) => JSON.parse(r.raw.toString()).rate.destination.zip)).toEqual(['13000', '13001']);
   });
 
   it('the shipping-rate-cache job removes expired answers only', async () => {

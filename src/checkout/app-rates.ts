@@ -7,6 +7,7 @@
 // (none when the checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then
 // the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all.
 // Fresh answers are written to the shared table after the quote, in batches (rate-cache-writer.ts).
+// A checkout quoted again unchanged reuses its last quote in this process (rate-memo.ts `lastQuote`).
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
@@ -15,9 +16,10 @@ import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
 import { answerExpiresMs, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
-import { rateRequestBody, type RateItem, type ShippingAddress } from './rate-request.js';
+import { sameJson } from '../json-equal.js';
+import { rateRequestBody, type RateItem, type RateRequest, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
-import type { MemoAnswer } from './rate-memo.js';
+import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
 
 /** C15.3: each app has 5 seconds (connect, answer and body together). */
 export const RATE_REQUEST_TIMEOUT_MS = 5000;
@@ -34,6 +36,8 @@ const REPLY_MAX_BYTES = 256 * 1024;
 
 export interface RateQuote {
   storeId: string;
+  /** The checkout quoted, if any: its last quote in this process is reused while nothing it was made of changed. */
+  checkoutId?: string;
   /** The store's currency (ISO 4217): the request's, and the only one whose rates are kept. */
   currency: string;
   /** The buyer's shipping address; without `country_code` there are no rates. */
@@ -153,43 +157,63 @@ async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string,
  * Every shipping app's rates for this quote, apps in handle order and each app's rates in its
  * order. None when no item requires shipping or there is no destination country. Never throws for
  * an app's failure; a database failure reading the apps or the cache does (the checkout could not
- * go on either way).
+ * go on either way). The rates returned may be shared with other quotes: never change them.
  */
-export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<ShippingRate[]> {
+export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<readonly ShippingRate[]> {
   if (!quote.items.some((i) => i.requiresShipping) || !quote.destination.country_code) return [];
   const { apps, origin } = quote.shipping ?? (await shippingAppsOf(deps, quote.storeId));
   if (!apps.length) return [];
-  const currency = quote.currency.toUpperCase();
-  const body = rateRequestBody({ origin, destination: quote.destination, items: quote.items, currency });
+  const request: RateRequest = { origin, destination: quote.destination, items: quote.items, currency: quote.currency.toUpperCase() };
+  const last = quote.checkoutId ? deps.rateMemo.lastQuote(quote.checkoutId) : undefined;
+  const sameRequest = last !== undefined && sameJson(last.request, request);
+  const appKeys = apps.map((a) => `${a.id} ${a.handle} ${a.ratesUrl}`);
+  // The buyer asking again with nothing changed and no answer expired: the same rates, at once.
+  if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameJson(last.apps, appKeys)) return last.offered;
+  const body = sameRequest ? last.body : rateRequestBody(request);
+  const answers = await answersTo(deps, apps, body, request.currency, options);
+  const offered = Object.freeze(apps.flatMap((app, i) => answers[i].rates.map((r) => Object.freeze(offeredRate(app.handle, r)))));
+  if (quote.checkoutId) {
+    const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
+    // The request is copied: the caller's objects are its own to change afterwards.
+    const remembered: CheckoutAppQuote = { request: sameRequest ? last.request : structuredClone(request), apps: appKeys, body, offered, expiresMs };
+    deps.rateMemo.rememberQuote(quote.checkoutId, remembered);
+  }
+  return offered;
+}
+
+/** What each app (in order) gave for this body: its rates and until when they stand (service clock). */
+type AppAnswer = Pick<MemoAnswer, 'rates' | 'expiresMs'>;
+
+/**
+ * Each app's answer to this body: from this process's memory, else the shared table, else the app
+ * itself (all the apps left, in parallel). An app whose request failed unexpectedly gives no rates,
+ * standing for no time at all (nothing is remembered of it).
+ */
+async function answersTo(deps: Deps, apps: ShippingApp[], body: string, currency: string, options: QuoteOptions): Promise<AppAnswer[]> {
   const { found: cached, unknown } = rememberedAnswers(deps, apps, body);
   // All remembered (a buyer quoting again): no query, no hash of the body, and nothing to wait for.
-  if (!unknown.length) return offeredRates(apps, apps.map((app) => cached.get(app.id)!.rates));
+  if (!unknown.length) return apps.map((app) => cached.get(app.id)!);
   const bodySha256 = await storedAnswersOf(deps, unknown, body, cached);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const fresh: FreshAnswer[] = [];
   const answers = await Promise.all(
-    apps.map((app) => {
+    apps.map((app): AppAnswer | Promise<AppAnswer> => {
       const hit = cached.get(app.id);
-      if (hit) return hit.rates;
+      if (hit) return hit;
       return askApp(deps, app, body, currency, timeoutMs).then(
         (answer) => {
           fresh.push(answer);
-          return answer.rates;
+          return answer;
         },
         (err) => {
           // Unexpected (a secret that does not open): this app is skipped, never the checkout.
           deps.log.error({ err, app: app.handle }, 'shipping rate request failed');
-          return [] as AppRate[];
+          return { rates: [], expiresMs: 0 };
         },
       );
     }),
   );
   // The table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
   if (fresh.length) deps.rateCacheWriter.add(bodySha256, fresh);
-  return offeredRates(apps, answers);
-}
-
-/** Each app's rates as offered, apps in order: `answers[i]` is the i-th app's. */
-function offeredRates(apps: ShippingApp[], answers: AppRate[][]): ShippingRate[] {
-  return apps.flatMap((app, i) => answers[i].map((r) => offeredRate(app.handle, r)));
+  return answers;
 }

@@ -178,7 +178,7 @@ const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor 
 async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
   const destination = state.row.shipping_address;
   if (!state.requiresShipping || !destination) return [];
-  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
+  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, checkoutId: state.row.id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
   // C11.4: the delivery-option functions shape them every time; a hidden rate cannot be chosen.
   return shapeRates(deps, call, active, () => checkoutView(call.token, state), rates);
 }

@@ -3,7 +3,15 @@
 // service clock, so a quote answered from the cache costs no database round trip of its own. The
 // table stays the cache every process shares; this only remembers what it said. Bounded: the
 // bodies least recently used go first.
+//
+// It also keeps each checkout's last quote of the apps (`lastQuote`): a buyer's page asks the
+// rates again and again with nothing changed, and then the request body need not be built, nor
+// looked up, nor its rates turned into offers again. Such a quote is reused only while everything
+// the body is made of is equal to what it was made from (rateRequestBody is a pure function of
+// it), the apps asked are the same (id, handle, ratesUrl), and none of its answers has expired.
 import type { AppRate } from './rate-reply.js';
+import type { RateRequest } from './rate-request.js';
+import type { ShippingRate } from './rate.js';
 
 export interface MemoAnswer {
   /** The URL asked: an answer from another ratesUrl than the app's current one does not count. */
@@ -16,12 +24,26 @@ export interface MemoAnswer {
 /** Request bodies remembered (each with the answers of the apps asked it); about a kilobyte each. */
 export const RATE_MEMO_BODIES = 5_000;
 
+/** A checkout's last quote of the apps in this process (see above); its parts are never changed. */
+export interface CheckoutAppQuote {
+  /** What the body was made from (a copy of the quote's own). */
+  request: RateRequest;
+  /** The apps asked, as `id handle ratesUrl` each, in order. */
+  apps: readonly string[];
+  body: string;
+  /** The apps' rates as offered, frozen: every quote that reuses them shares these objects. */
+  offered: readonly ShippingRate[];
+  /** The earliest expiry of its answers (service clock). */
+  expiresMs: number;
+}
+
 /**
  * Keyed by the request body itself rather than its hash: a quote whose every answer is remembered
  * never hashes its body (the hash is the shared table's key, needed only to read or write it).
  */
 export class RateMemo {
   private readonly bodies = new Map<string, Map<string, MemoAnswer>>();
+  private readonly quotes = new Map<string, CheckoutAppQuote>();
 
   constructor(readonly maxBodies = RATE_MEMO_BODIES) {}
 
@@ -48,6 +70,17 @@ export class RateMemo {
     answers.set(appId, answer);
     this.bodies.set(body, answers);
     while (this.bodies.size > this.maxBodies) this.bodies.delete(this.bodies.keys().next().value!);
+  }
+
+  /** This checkout's last quote of the apps, live or not (the caller checks it; see above). */
+  lastQuote(checkoutId: string): CheckoutAppQuote | undefined {
+    return this.quotes.get(checkoutId);
+  }
+
+  rememberQuote(checkoutId: string, quote: CheckoutAppQuote): void {
+    this.quotes.delete(checkoutId);
+    this.quotes.set(checkoutId, quote);
+    while (this.quotes.size > this.maxBodies) this.quotes.delete(this.quotes.keys().next().value!);
   }
 
   /** Bodies remembered. */

@@ -14,6 +14,8 @@ export type { ShippingRate } from './rate.js';
 
 export interface RateQuestion {
   storeId: string;
+  /** The checkout quoted, if any (app-rates.ts reuses its last quote while nothing changed). */
+  checkoutId?: string;
   currency: string;
   destination: Partial<Address>;
   lines: PricedLine[];
@@ -42,6 +44,7 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
   if (q.sources && !q.sources.shipping.apps.length) return priced(q.sources.zones);
   const appQuote = {
     storeId: q.storeId,
+    checkoutId: q.checkoutId,
     currency: q.currency,
     destination: q.destination,
     shipping: q.sources?.shipping,
