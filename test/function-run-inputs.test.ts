@@ -8,7 +8,8 @@ import { DELIVERY_TARGET as DELIVERY } from '../src/checkout/checkout-functions.
 import { createTestApp, installApp, signupMerchant, signupPartner, unique } from './helpers/actors.js';
 import { deleteRunsBefore, eraseRunsAtCheckouts, insertRuns, type NewRun } from '../src/functions/function-runs.repo.js';
 import { JsonText } from '../src/db/sql.js';
-import { withoutToken } from '../src/functions/function-view.js';
+import fc from 'fast-check';
+import { storedInputText, withoutToken } from '../src/functions/function-view.js';
 import { uuidv7 } from '../src/ids.js';
 
 let h: Harness;
@@ -158,5 +159,27 @@ describe('C11.5 run records carry no foreign keys (migration 0020)', () => {
       const other = await h.db.query(`SELECT id FROM stores WHERE id = $1 FOR UPDATE NOWAIT`, [merchant.storeId]);
       expect(other.rows).toHaveLength(1);
     });
+  });
+});
+
+describe('storedInputText', () => {
+  it('is exactly JSON.stringify(withoutToken(input)) for any input, the token first or not', () => {
+    const json = fc.jsonValue({ maxDepth: 3 });
+    const checkout = fc.oneof(
+      // As checkoutView builds it: the token first, then the rest.
+      fc.tuple(fc.string({ unit: 'grapheme' }), fc.dictionary(fc.string(), json, { noNullPrototype: true })).map(([token, rest]) => ({ token, ...rest })),
+      fc.dictionary(fc.constantFrom('token', 'email', '"token"', 'x'), json, { noNullPrototype: true }),
+      json,
+    );
+    const input = fc.oneof(
+      fc.record({ checkout, shop: json }),
+      fc.record({ shop: json, checkout }),
+      json,
+    );
+    fc.assert(fc.property(input, (value) => {
+      const text = JSON.stringify(value);
+      if (text === undefined) return;
+      expect(storedInputText(value, text)).toBe(JSON.stringify(withoutToken(value)));
+    }), { numRuns: 3000 });
   });
 });

@@ -11,7 +11,7 @@ import { Lru } from '../functions/runtime/lru.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
 import type { NewRun } from '../functions/function-runs.repo.js';
 import { JsonText } from '../db/sql.js';
-import { withoutToken } from '../functions/function-view.js';
+import { storedInputText } from '../functions/function-view.js';
 import { applyTransforms, collectValidationErrors, type FunctionOutput, type ValidationError } from '../functions/operations.js';
 import type { FunctionTarget } from '../functions/runtime/index.js';
 import type { CheckoutView } from './checkout-view.js';
@@ -83,7 +83,7 @@ async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTar
   // Serialised once for all the target's functions, and once (without the token) for their records.
   const inputJson = JSON.stringify(input);
   const results = await deps.functions.runAll(functions.map((f) => ({ target, expression: f.expression, input, inputJson, configuration: f.configuration })));
-  const stored = new JsonText(JSON.stringify(withoutToken(input)));
+  const stored = new JsonText(storedInputText(input, inputJson));
   const sealedToken = sealedTokenOf(deps, call);
   deps.runRecorder.add(functions.map((f, i): NewRun => ({
     id: uuidv7(now.getTime()),

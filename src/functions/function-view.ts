@@ -98,3 +98,18 @@ export function withoutToken(input: unknown): unknown {
   const { token: _token, ...rest } = checkout as Record<string, unknown>;
   return { ...(input as object), checkout: rest };
 }
+
+/**
+ * `JSON.stringify(withoutToken(input))`, given the input's own JSON text. A checkout's input starts
+ * with its checkout and the checkout with its token (checkoutView), so the stored text is the same
+ * text with the token's field cut out, and a quote does not serialise its input twice. Any other
+ * shape is serialised again.
+ */
+export function storedInputText(input: unknown, inputJson: string): string {
+  const token = (input as { checkout?: { token?: unknown } | null } | null)?.checkout?.token;
+  if (typeof token === 'string') {
+    const lead = `{"checkout":{"token":${JSON.stringify(token)},`;
+    if (inputJson.startsWith(lead)) return `{"checkout":{${inputJson.slice(lead.length)}`;
+  }
+  return JSON.stringify(withoutToken(input));
+}
