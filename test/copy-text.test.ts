@@ -51,8 +51,22 @@ describe('COPY text format', () => {
         nul() ? null : next() % 2 === 0,
       ]);
     }
+    // Sent as one text, or as UTF-8 chunks cut at arbitrary bytes (inside a line, a character's
+    // bytes, an escape): COPY reads one stream (the run recorder's form, function-runs.repo.ts).
+    const asText = rows.map((r) => copyLine(r)).join('');
+    const bytes = Buffer.from(asText);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < bytes.length; ) {
+      const size = 1 + (next() % 700);
+      chunks.push(bytes.subarray(at, at + size));
+      at += size;
+    }
+    for (const data of [asText, chunks]) await expectBack(data, rows);
+  });
+
+  async function expectBack(data: string | Buffer[], rows: Row[]) {
     const back = await withTable(async (tx) => {
-      await tx.copyFrom('copy_probe', COLUMNS, rows.map((r) => copyLine(r)).join(''));
+      await tx.copyFrom('copy_probe', COLUMNS, data);
       return (await tx.query<{ n: number; t: string | null; j: unknown; at: Date | null; i: number | null; d: number | null; b: boolean | null }>('SELECT * FROM copy_probe ORDER BY n')).rows;
     });
     expect(back.length).toBe(rows.length);
@@ -61,7 +75,7 @@ describe('COPY text format', () => {
       expect([got.n, got.t, got.j, got.at && new Date(got.at).toISOString(), got.i === null ? null : Number(got.i), got.d, got.b], `row ${n}`)
         .toEqual([n, t, j, at && at.toISOString(), i, d, b]);
     });
-  });
+  }
 
   it('a batch with a row the database refuses is written not at all, and says so', async () => {
     await expect(withTable(async (tx) => {

@@ -25,8 +25,11 @@ export interface Queryable {
  * (src/db/copy-text.ts makes the lines). On a Db outside a transaction the copy is its own statement.
  */
 export interface Copyable {
-  copyFrom(table: string, columns: readonly string[], rows: string): Promise<void>;
+  /** `rows`: the lines as one text, or as UTF-8 chunks sent in order (each ending on a whole line or not: COPY reads a stream). */
+  copyFrom(table: string, columns: readonly string[], rows: CopyData): Promise<void>;
 }
+
+export type CopyData = string | readonly Uint8Array[];
 
 export interface Tx extends Queryable, Copyable {}
 

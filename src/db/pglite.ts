@@ -1,7 +1,7 @@
 // The embedded database. PGlite runs PostgreSQL in WebAssembly in this process, with its files in
 // the data dir. It is for one process on one machine (README "Embedded database").
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
+import type { CopyData, Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { seedDataDirFromTemplate } from './pglite-template.js';
 import { valueText } from './sql.js';
@@ -84,10 +84,10 @@ function wrap(q: PGliteTx, prepared: Map<string, Promise<unknown>>): Tx {
         throw toDbError(err);
       }
     },
-    async copyFrom(table: string, columns: readonly string[], rows: string) {
+    async copyFrom(table: string, columns: readonly string[], rows: CopyData) {
       // PGlite takes COPY's data as a blob, read from its virtual file `/dev/blob`.
       try {
-        await q.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob([rows]) });
+        await q.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob'`, [], { blob: new Blob(typeof rows === 'string' ? [rows] : (rows as unknown as BlobPart[])) });
       } catch (err) {
         throw toDbError(err);
       }
@@ -143,7 +143,7 @@ class PGliteDb implements Db {
     return this.direct.exec(sql);
   }
 
-  copyFrom(table: string, columns: readonly string[], rows: string) {
+  copyFrom(table: string, columns: readonly string[], rows: CopyData) {
     return this.direct.copyFrom(table, columns, rows);
   }
 

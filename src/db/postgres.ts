@@ -2,7 +2,7 @@
 // and worker processes.
 import pg from 'pg';
 import { from as copyStream } from 'pg-copy-streams';
-import type { Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
+import type { CopyData, Db, QueryOptions, QueryResult, TransactionOptions, Tx } from './db.js';
 import { TYPE_OIDS, parseInt8 } from './db.js';
 import { toDbError } from './errors.js';
 
@@ -41,7 +41,7 @@ function wrap(client: pg.Pool | pg.PoolClient): Tx {
         throw toDbError(err);
       }
     },
-    async copyFrom(table: string, columns: readonly string[], rows: string) {
+    async copyFrom(table: string, columns: readonly string[], rows: CopyData) {
       // A pool lends one connection for the copy; a transaction's client copies in the transaction.
       const conn = client instanceof pg.Pool ? await client.connect().catch((err) => Promise.reject(toDbError(err))) : client;
       try {
@@ -49,7 +49,8 @@ function wrap(client: pg.Pool | pg.PoolClient): Tx {
           const stream = conn.query(copyStream(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
           stream.on('finish', resolve);
           stream.on('error', reject);
-          stream.end(rows);
+          // One chunk: pg-copy-streams writes each chunk to the socket as a message of its own.
+          stream.end(typeof rows === 'string' ? rows : Buffer.concat(rows));
         });
       } catch (err) {
         throw toDbError(err);
@@ -79,7 +80,7 @@ class PostgresDb implements Db {
     return this.direct.exec(sql);
   }
 
-  copyFrom(table: string, columns: readonly string[], rows: string) {
+  copyFrom(table: string, columns: readonly string[], rows: CopyData) {
     return this.direct.copyFrom(table, columns, rows);
   }
 

@@ -59,20 +59,26 @@ const RUN_COPY_COLUMNS = ['id', 'app_id', 'store_id', 'function_id', 'function_h
 const INPUT_COPY_COLUMNS = ['id', 'created_at', 'input'] as const;
 
 /**
- * Several runs (one checkout's, or a recorder's batch) in one transaction of two COPYs (the inputs,
- * then the runs; src/db/copy-text.ts): a batch is written whole or not at all. Runs given the same
- * input value (the same object or JsonText, as runTarget gives a target's runs) at the same moment
- * share one input row. The moment is part of the key so that an input row's `created_at` is that of
- * every run using it: retention relies on it to take an input's runs together (deleteRunsBefore),
- * and the erasure to find an input's other runs (freedInputs). Committed asynchronously on
- * PostgreSQL (asyncCommit): a database crash may forget the last fraction of a second of records, as
- * a hard kill of the service forgets the recorder's last 50 ms (docs/decisions.md). Given a
- * transaction, the copies are part of it.
+ * Runs as the lines of the two COPYs that write them (src/db/copy-text.ts), encoded as UTF-8: the
+ * inputs' rows and the runs' rows. Runs given the same input value (the same object or JsonText,
+ * as runTarget gives a target's runs) at the same moment share one input row. The moment is part
+ * of the key so that an input row's `created_at` is that of every run using it: retention relies
+ * on it to take an input's runs together (deleteRunsBefore), and the erasure to find an input's
+ * other runs (freedInputs).
+ *
+ * Encoded at once rather than when written: the run recorder keeps these bytes, outside the
+ * JavaScript heap, where it kept the runs themselves (objects the garbage collector traced and
+ * moved through every collection until the batch was written, a fifth of a second's worth of
+ * checkouts under load), and the work is spread over the checkouts instead of falling on one turn.
  *
  * Every string must be storable (src/functions/runtime/storable-text.ts): the runtime's results are.
  */
-export async function insertRuns(q: Db | Tx, runs: readonly NewRun[]): Promise<void> {
-  if (!runs.length) return;
+export interface RunLines {
+  inputs: Buffer;
+  runs: Buffer;
+}
+
+export function runLines(runs: readonly NewRun[]): RunLines {
   let inputs = '';
   let rows = '';
   const inputIds = new Map<unknown, Map<number, string>>();
@@ -93,12 +99,31 @@ export async function insertRuns(q: Db | Tx, runs: readonly NewRun[]): Promise<v
       inputId, r.inputBytes, r.output === null || r.output === undefined ? null : JSON.stringify(r.output), r.outputBytes, r.durationMs, r.checkoutId,
       r.checkoutTokenSealed, r.createdAt]);
   }
+  return { inputs: Buffer.from(inputs), runs: Buffer.from(rows) };
+}
+
+/**
+ * Runs (`runLines`: one checkout's, or a recorder's batch of many) in one transaction of two COPYs,
+ * the inputs, then the runs: written whole or not at all. Committed asynchronously on PostgreSQL
+ * (asyncCommit): a database crash may forget the last fraction of a second of records, as a hard
+ * kill of the service forgets the recorder's last 50 ms (docs/decisions.md). Given a transaction,
+ * the copies are part of it.
+ */
+export async function writeRunLines(q: Db | Tx, lines: readonly RunLines[]): Promise<void> {
+  const runs = lines.filter((l) => l.runs.length).map((l) => l.runs);
+  if (!runs.length) return;
+  const inputs = lines.filter((l) => l.inputs.length).map((l) => l.inputs);
   const write = async (tx: Tx) => {
-    if (inputs) await tx.copyFrom('function_run_inputs', INPUT_COPY_COLUMNS, inputs);
-    await tx.copyFrom('function_runs', RUN_COPY_COLUMNS, rows);
+    if (inputs.length) await tx.copyFrom('function_run_inputs', INPUT_COPY_COLUMNS, inputs);
+    await tx.copyFrom('function_runs', RUN_COPY_COLUMNS, runs);
   };
   if ('transaction' in q) await q.transaction(write, { asyncCommit: true });
   else await write(q);
+}
+
+/** Runs written at once (`runLines`, `writeRunLines`). */
+export async function insertRuns(q: Db | Tx, runs: readonly NewRun[]): Promise<void> {
+  if (runs.length) await writeRunLines(q, [runLines(runs)]);
 }
 
 export interface RunFilter {
