@@ -106,7 +106,7 @@ export function runLines(runs: readonly NewRun[]): RunLines {
  * Runs (`runLines`: one checkout's, or a recorder's batch of many) in one transaction of two COPYs,
  * the inputs, then the runs: written whole or not at all. Committed asynchronously on PostgreSQL
  * (asyncCommit): a database crash may forget the last fraction of a second of records, as a hard
- * kill of the service forgets the recorder's last 50 ms (docs/decisions.md). Given a transaction,
+ * kill of the service forgets the recorder's last 10 ms (docs/decisions.md). Given a transaction,
  * the copies are part of it.
  */
 export async function writeRunLines(q: Db | Tx, lines: readonly RunLines[]): Promise<void> {
