@@ -1,4 +1,4 @@
-// sameJson (src/json-equal.ts): equality of JSON values by content, keys in any order. It decides
+// sameJson and copyJson (src/json-equal.ts): equality of JSON values by content, keys in any order. It decides
 // whether a checkout's last quote of the shipping apps can be reused (rate-memo.ts), so a false
 // "same" would give a buyer rates for another request: checked against node:util's
 // isDeepStrictEqual over values drawn from a small domain (so that equal and nearly equal pairs
@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sameJson } from '../src/json-equal.js';
+import { copyJson, sameJson } from '../src/json-equal.js';
 
 /** JSON from few keys and leaves: two draws are often equal, or differ in one place. */
 const smallJson = fc.letrec<{ value: unknown }>((tie) => ({
@@ -50,5 +50,23 @@ describe('sameJson', () => {
     expect(sameJson([], {})).toBe(false);
     expect(sameJson({}, [])).toBe(false);
     expect(sameJson({ a: 1 }, { a: '1' })).toBe(false);
+  });
+
+  it('copyJson: equal by content, sharing no object or array with the original', () => {
+    /** Every object and array inside a value (itself included). */
+    const containers = (v: unknown, into = new Set<unknown>()): Set<unknown> => {
+      if (v && typeof v === 'object') {
+        into.add(v);
+        for (const x of Object.values(v)) containers(x, into);
+      }
+      return into;
+    };
+    fc.assert(fc.property(fc.jsonValue(), (a) => {
+      const x = asParsed(a);
+      const copy = copyJson(x);
+      expect(isDeepStrictEqual(copy, x)).toBe(true);
+      const mine = containers(x);
+      for (const c of containers(copy)) expect(mine.has(c)).toBe(false);
+    }), { numRuns: 1000 });
   });
 });

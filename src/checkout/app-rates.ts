@@ -16,7 +16,7 @@ import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
 import { answerExpiresMs, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
-import { sameJson } from '../json-equal.js';
+import { copyJson, sameJson } from '../json-equal.js';
 import { rateRequestBody, type RateItem, type RateRequest, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
@@ -175,7 +175,7 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   if (quote.checkoutId) {
     const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
     // The request is copied: the caller's objects are its own to change afterwards.
-    const remembered: CheckoutAppQuote = { request: sameRequest ? last.request : structuredClone(request), apps: appKeys, body, offered, expiresMs };
+    const remembered: CheckoutAppQuote = { request: sameRequest ? last.request : copyJson(request), apps: appKeys, body, offered, expiresMs };
     deps.rateMemo.rememberQuote(quote.checkoutId, remembered);
   }
   return offered;
