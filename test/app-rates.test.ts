@@ -381,8 +381,12 @@ describe.each([
     // `n` counts this path's requests, this one included.
     const e = endpoint((r, n) => json({ rates: [rate(`answer-${n}`, { currency: JSON.parse(r.raw.toString()).rate.currency })] }));
     const s = await shippingStore([{ url: e.url }]);
+    const asked = await s.quote();
+    expect(asked.map((r) => r.title)).toEqual(['Service answer-1']);
+    // Answered from memory, and from then on kept for the checkout: the same rates, the same objects.
     const first = await s.quote();
-    expect(first.map((r) => r.title)).toEqual(['Service answer-1']);
+    expect(first).toEqual(asked);
+    expect(first).not.toBe(asked);
     expect(await s.quote()).toBe(first);
     expect(Object.isFrozen(first) && first.every((r) => Object.isFrozen(r))).toBe(true);
     expect(() => {
@@ -415,6 +419,7 @@ describe.each([
     // The caller's own objects changed after a quote: what was quoted was copied, so the change is seen.
     const destination = { ...DESTINATION, zip: '13000' };
     await s.quote({ destination });
+    await s.quote({ destination }); // from memory: kept for the checkout
     destination.zip = '13001';
     await s.quote({ destination });
     expect(receivedAt(e.path).slice(-2).map((r) => JSON.parse(r.raw.toString()).rate.destination.zip)).toEqual(['13000', '13001']);

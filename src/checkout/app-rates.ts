@@ -170,9 +170,11 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   // The buyer asking again with nothing changed and no answer expired: the same rates, at once.
   if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameJson(last.apps, appKeys)) return last.offered;
   const body = sameRequest ? last.body : rateRequestBody(request);
-  const answers = await answersTo(deps, apps, body, request.currency, options);
+  const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, options);
   const offered = Object.freeze(apps.flatMap((app, i) => answers[i].rates.map((r) => Object.freeze(offeredRate(app.handle, r)))));
-  if (quote.checkoutId) {
+  // Kept for the checkout once this process has answered its body before: a checkout quoted once
+  // (most are, under load) costs no memory beyond its answers.
+  if (quote.checkoutId && fromMemory) {
     const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
     // The request is copied: the caller's objects are its own to change afterwards.
     const remembered: CheckoutAppQuote = { request: sameRequest ? last.request : copyJson(request), apps: appKeys, body, offered, expiresMs };
@@ -187,12 +189,13 @@ type AppAnswer = Pick<MemoAnswer, 'rates' | 'expiresMs'>;
 /**
  * Each app's answer to this body: from this process's memory, else the shared table, else the app
  * itself (all the apps left, in parallel). An app whose request failed unexpectedly gives no rates,
- * standing for no time at all (nothing is remembered of it).
+ * standing for no time at all (nothing is remembered of it). `fromMemory`: every answer was in
+ * this process's memory.
  */
-async function answersTo(deps: Deps, apps: ShippingApp[], body: string, currency: string, options: QuoteOptions): Promise<AppAnswer[]> {
+async function answersTo(deps: Deps, apps: ShippingApp[], body: string, currency: string, options: QuoteOptions): Promise<{ answers: AppAnswer[]; fromMemory: boolean }> {
   const { found: cached, unknown } = rememberedAnswers(deps, apps, body);
   // All remembered (a buyer quoting again): no query, no hash of the body, and nothing to wait for.
-  if (!unknown.length) return apps.map((app) => cached.get(app.id)!);
+  if (!unknown.length) return { answers: apps.map((app) => cached.get(app.id)!), fromMemory: true };
   const bodySha256 = await storedAnswersOf(deps, unknown, body, cached);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const fresh: FreshAnswer[] = [];
@@ -215,5 +218,5 @@ async function answersTo(deps: Deps, apps: ShippingApp[], body: string, currency
   );
   // The table gets the answers behind the quote (rate-cache-writer.ts): this process already remembers them.
   if (fresh.length) deps.rateCacheWriter.add(bodySha256, fresh);
-  return answers;
+  return { answers, fromMemory: false };
 }

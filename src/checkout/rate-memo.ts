@@ -4,9 +4,9 @@
 // table stays the cache every process shares; this only remembers what it said. Bounded: the
 // bodies least recently used go first.
 //
-// It also keeps each checkout's last quote of the apps (`lastQuote`): a buyer's page asks the
-// rates again and again with nothing changed, and then the request body need not be built, nor
-// looked up, nor its rates turned into offers again. Such a quote is reused only while everything
+// It also keeps each checkout's last quote of the apps (`lastQuote`), once the checkout has been
+// quoted from memory: a buyer's page asks the rates again and again with nothing changed, and then
+// the request body need not be built, nor looked up, nor its rates turned into offers again. Such a quote is reused only while everything
 // the body is made of is equal to what it was made from (rateRequestBody is a pure function of
 // it), the apps asked are the same (id, handle, ratesUrl), and none of its answers has expired.
 import type { AppRate } from './rate-reply.js';
