@@ -16,8 +16,7 @@ import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
 import { answerExpiresMs, cachedAnswers, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
-import { copyJson, sameJson } from '../json-equal.js';
-import { rateRequestBody, type RateItem, type RateRequest, type ShippingAddress } from './rate-request.js';
+import { rateRequestBody, rateRequestInputs, sameInputs, type RateItem, type RateRequest, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
 
@@ -165,10 +164,11 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   if (!apps.length) return [];
   const request: RateRequest = { origin, destination: quote.destination, items: quote.items, currency: quote.currency.toUpperCase() };
   const last = quote.checkoutId ? deps.rateMemo.lastQuote(quote.checkoutId) : undefined;
-  const sameRequest = last !== undefined && sameJson(last.request, request);
+  const inputs = rateRequestInputs(request);
+  const sameRequest = last !== undefined && sameInputs(last.inputs, inputs);
   const appKeys = apps.map((a) => `${a.id} ${a.handle} ${a.ratesUrl}`);
   // The buyer asking again with nothing changed and no answer expired: the same rates, at once.
-  if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameJson(last.apps, appKeys)) return last.offered;
+  if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameInputs(last.apps, appKeys)) return last.offered;
   const body = sameRequest ? last.body : rateRequestBody(request);
   const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, options);
   const offered = Object.freeze(apps.flatMap((app, i) => answers[i].rates.map((r) => Object.freeze(offeredRate(app.handle, r)))));
@@ -176,8 +176,7 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   // (most are, under load) costs no memory beyond its answers.
   if (quote.checkoutId && fromMemory) {
     const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
-    // The request is copied: the caller's objects are its own to change afterwards.
-    const remembered: CheckoutAppQuote = { request: sameRequest ? last.request : copyJson(request), apps: appKeys, body, offered, expiresMs };
+    const remembered: CheckoutAppQuote = { inputs, apps: appKeys, body, offered, expiresMs };
     deps.rateMemo.rememberQuote(quote.checkoutId, remembered);
   }
   return offered;

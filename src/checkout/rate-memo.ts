@@ -6,11 +6,11 @@
 //
 // It also keeps each checkout's last quote of the apps (`lastQuote`), once the checkout has been
 // quoted from memory: a buyer's page asks the rates again and again with nothing changed, and then
-// the request body need not be built, nor looked up, nor its rates turned into offers again. Such a quote is reused only while everything
-// the body is made of is equal to what it was made from (rateRequestBody is a pure function of
-// it), the apps asked are the same (id, handle, ratesUrl), and none of its answers has expired.
+// the request body need not be built, nor looked up, nor its rates turned into offers again. Such a
+// quote is reused only while what its body was made of is the same, value by value
+// (rate-request.ts `rateRequestInputs`), the apps asked are the same (id, handle, ratesUrl), and
+// none of its answers has expired.
 import type { AppRate } from './rate-reply.js';
-import type { RateRequest } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 
 export interface MemoAnswer {
@@ -26,8 +26,8 @@ export const RATE_MEMO_BODIES = 5_000;
 
 /** A checkout's last quote of the apps in this process (see above); its parts are never changed. */
 export interface CheckoutAppQuote {
-  /** What the body was made from (a copy of the quote's own). */
-  request: RateRequest;
+  /** What the body was made from (`rateRequestInputs`). */
+  inputs: readonly unknown[];
   /** The apps asked, as `id handle ratesUrl` each, in order. */
   apps: readonly string[];
   body: string;

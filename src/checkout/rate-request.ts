@@ -1,8 +1,8 @@
 // The body of a shipping rate request (C15.3), built once per quote: its exact bytes are signed,
 // sent to every shipping app of the store, and hashed as the cache key, so every field is written
 // in a fixed order and every unknown value is null (never left out).
-import type { StoreAddress } from '../stores/store-address.js';
-import type { AddressKey } from '../orders/order-view.js';
+import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
+import { ADDRESS_KEYS, type AddressKey } from '../orders/order-view.js';
 import { toCurrencyMinor } from './currency-minor.js';
 
 /** The buyer's shipping address in the order's address fields (app-api.md Order). */
@@ -71,4 +71,27 @@ export function rateRequestBody(r: RateRequest): string {
       locale: 'en',
     },
   });
+}
+
+/**
+ * What a request's body is made of, as a flat list of values in a fixed order: every field of the
+ * origin, of the destination and of each item, used by the body or not, and the currency. Two
+ * requests whose lists are equal value by value (`sameInputs`) have the same body, so a caller can
+ * tell that a body would come out the same without building it (rate-memo.ts `lastQuote`); the list
+ * holds no object, so keeping it copies nothing a caller could change afterwards.
+ */
+export function rateRequestInputs(r: RateRequest): readonly unknown[] {
+  const inputs: unknown[] = [r.currency];
+  for (const key of ADDRESS_FIELDS) inputs.push(r.origin[key]);
+  for (const key of ADDRESS_KEYS) inputs.push(r.destination[key]);
+  // Eight values an item, so the list's length also tells how many items there are.
+  for (const i of r.items) inputs.push(i.name, i.sku, i.quantity, i.grams, i.priceMinor, i.requiresShipping, i.productId, i.variantId);
+  return inputs;
+}
+
+/** Two lists equal value by value (`===`). */
+export function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
