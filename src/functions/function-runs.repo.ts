@@ -68,8 +68,8 @@ const INPUT_COPY_COLUMNS = ['id', 'created_at', 'input'] as const;
  *
  * Encoded at once rather than when written: the run recorder keeps these bytes, outside the
  * JavaScript heap, where it kept the runs themselves (objects the garbage collector traced and
- * moved through every collection until the batch was written, a fifth of a second's worth of
- * checkouts under load), and the work is spread over the checkouts instead of falling on one turn.
+ * moved through every collection until the batch was written: hundreds of runs under load), and
+ * the work is spread over the checkouts instead of falling on one turn.
  *
  * Every string must be storable (src/functions/runtime/storable-text.ts): the runtime's results are.
  */
