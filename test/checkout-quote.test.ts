@@ -522,6 +522,18 @@ describe('RateMemo', () => {
     expect(memo.size).toBe(0);
   });
 
+  it("keeps at most as many checkouts' last quotes as bodies, dropping the least recently used", () => {
+    const memo = new RateMemo(2);
+    const quote = (body: string) => ({ inputs: [body], apps: [], body, offered: [], expiresMs: 10 });
+    memo.rememberQuote('a', quote('x'));
+    memo.rememberQuote('b', quote('y'));
+    expect(memo.lastQuote('a')?.body).toBe('x'); // checkout a is now the most recent
+    memo.rememberQuote('c', quote('z'));
+    expect(memo.lastQuote('b')).toBeUndefined();
+    expect(memo.lastQuote('a')?.body).toBe('x');
+    expect(memo.lastQuote('c')?.body).toBe('z');
+  });
+
   it('keeps at most its bound of bodies, dropping the least recently used', () => {
     const memo = new RateMemo(2); // two bodies
     memo.set('a', 'x', answer(10));

@@ -80,7 +80,7 @@ function sealedTokenOf(deps: Deps, call: FunctionCheckout): string {
 async function runTarget(deps: Deps, call: FunctionCheckout, target: FunctionTarget, functions: readonly StoreFunctionRow[], input: Record<string, unknown>): Promise<FunctionOutput[]> {
   if (!functions.length) return [];
   const now = deps.clock.now();
-  // Serialised once for all the target's functions, and once (without the token) for their records.
+  // Serialised once for all the target's functions; their records' text (without the token) is cut from it.
   const inputJson = JSON.stringify(input);
   const results = await deps.functions.runAll(functions.map((f) => ({ target, expression: f.expression, input, inputJson, configuration: f.configuration })));
   const stored = new JsonText(storedInputText(input, inputJson));

@@ -10,6 +10,7 @@
 // quote is reused only while what its body was made of is the same, value by value
 // (rate-request.ts `rateRequestInputs`), the apps asked are the same (id, handle, ratesUrl), and
 // none of its answers has expired.
+import { Lru } from '../functions/runtime/lru.js';
 import type { AppRate } from './rate-reply.js';
 import type { ShippingRate } from './rate.js';
 
@@ -43,9 +44,12 @@ export interface CheckoutAppQuote {
  */
 export class RateMemo {
   private readonly bodies = new Map<string, Map<string, MemoAnswer>>();
-  private readonly quotes = new Map<string, CheckoutAppQuote>();
+  /** Checkouts' last quotes, as many as bodies, the least recently used dropped first. */
+  private readonly quotes: Lru<string, CheckoutAppQuote>;
 
-  constructor(readonly maxBodies = RATE_MEMO_BODIES) {}
+  constructor(readonly maxBodies = RATE_MEMO_BODIES) {
+    this.quotes = new Lru(maxBodies);
+  }
 
   /** The live answer of this app to this body at `nowMs`, if this process knows one. */
   get(appId: string, body: string, nowMs: number): MemoAnswer | null {
@@ -78,9 +82,7 @@ export class RateMemo {
   }
 
   rememberQuote(checkoutId: string, quote: CheckoutAppQuote): void {
-    this.quotes.delete(checkoutId);
     this.quotes.set(checkoutId, quote);
-    while (this.quotes.size > this.maxBodies) this.quotes.delete(this.quotes.keys().next().value!);
   }
 
   /** Bodies remembered. */
