@@ -12,7 +12,11 @@
 import type { Deps } from '../src/deps.js';
 import { signup } from '../src/accounts/accounts.service.js';
 import { createApp } from '../src/apps/apps.service.js';
-import { newCheckoutToken } from '../src/checkout/checkout-token.js';
+import { hashCheckoutToken, newCheckoutToken } from '../src/checkout/checkout-token.js';
+import { createCheckout } from '../src/checkout/checkout.service.js';
+import { priceLines } from '../src/checkout/checkout-lines.js';
+import { rateBodySha256Of } from '../src/checkout/rate-request.js';
+import { findStoreAddress } from '../src/stores/store-address.js';
 import { uuidv7 } from '../src/ids.js';
 import { installForBench } from './install.js';
 
@@ -68,13 +72,27 @@ async function storeWithZones(deps: Deps, name: string) {
   return { storeId, slug: merchant.store!.storeURL, productId, standardZone: zoneIds[0] };
 }
 
+/** The rate body hash `checkouts` writes is the one the service keeps for a checkout it creates (else the apps scenario would measure another path). */
+async function hashAsCreated(deps: Deps, store: { storeId: string; slug: string; productId: string }): Promise<void> {
+  const lineItems = [{ product_id: store.productId, quantity: 1 }];
+  const view = await createCheckout(deps, store.slug, { email: 'hash-check@bench.test', line_items: lineItems, shipping_address: address('99999') });
+  const { rows } = await deps.db.query<{ h: string | null }>('SELECT rate_body_sha256 AS h FROM checkouts WHERE token_hash = $1', [hashCheckoutToken(view.token)]);
+  const { lines } = await priceLines(deps.db, store.storeId, [{ id: uuidv7(), product_id: store.productId, variant_id: null, quantity: 1 }]);
+  const written = rateBodySha256Of(await findStoreAddress(deps.db, store.storeId), address('99999'), lines, 'USD');
+  if (!written || rows[0]?.h !== written) throw new Error(`bench checkouts' rate body hash ${written} is not the service's ${rows[0]?.h}`);
+}
+
 /**
  * Checkouts written straight to the table in batches (their tokens kept), each with its own zip, so
- * its own rate request bytes. `ready`: with the zone rate chosen and a payment method, for completion.
+ * its own rate request bytes, and with the hash of those bytes as the service keeps it from a
+ * checkout's creation (rate-request.ts `rateBodySha256Of`). `ready`: with the zone rate chosen and a
+ * payment method, for completion.
  */
 async function checkouts(deps: Deps, store: { storeId: string; productId: string }, count: number, zipBase: number, ready: { zoneId: string; email: string } | null): Promise<string[]> {
   const tokens: string[] = [];
   const now = deps.clock.now();
+  const origin = await findStoreAddress(deps.db, store.storeId);
+  const { lines } = await priceLines(deps.db, store.storeId, [{ id: uuidv7(), product_id: store.productId, variant_id: null, quantity: 1 }]);
   const rate = ready ? { handle: `zone-${ready.zoneId}`, title: 'Standard', code: 'Standard', source: null, price: '5.00', description: null, min_delivery_date: null, max_delivery_date: null } : null;
   for (let start = 0; start < count; start += 1000) {
     const rows = [];
@@ -84,12 +102,13 @@ async function checkouts(deps: Deps, store: { storeId: string; productId: string
       rows.push({
         id: uuidv7(now.getTime()), token_hash: hash, email: ready?.email ?? `buyer-${zipBase + i}@bench.test`,
         line_items: [{ id: uuidv7(), product_id: store.productId, variant_id: null, quantity: 1 }], shipping_address: address(String(zipBase + i)),
+        rate_body_sha256: rateBodySha256Of(origin, address(String(zipBase + i)), lines, 'USD'),
       });
     }
     await deps.db.query(
-      `INSERT INTO checkouts (id, store_id, token_hash, email, currency, line_items, shipping_address, shipping_rate, payment_method, expires_at, created_at, updated_at)
-       SELECT x.id, $2, x.token_hash, x.email, 'USD', x.line_items, x.shipping_address, $3::jsonb, $4, $5, $6, $6
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token_hash text, email text, line_items jsonb, shipping_address jsonb)`,
+      `INSERT INTO checkouts (id, store_id, token_hash, email, currency, line_items, shipping_address, shipping_rate, payment_method, expires_at, created_at, updated_at, rate_body_sha256)
+       SELECT x.id, $2, x.token_hash, x.email, 'USD', x.line_items, x.shipping_address, $3::jsonb, $4, $5, $6, $6, x.rate_body_sha256
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token_hash text, email text, line_items jsonb, shipping_address jsonb, rate_body_sha256 text)`,
       // Expiry far enough ahead that no bench run outlives it.
       [JSON.stringify(rows), store.storeId, rate ? JSON.stringify(rate) : null, ready ? 'card' : null, new Date(now.getTime() + 30 * 86_400_000), now],
     );
@@ -117,6 +136,7 @@ export async function setupCheckoutBench(deps: Deps, partnerId: string, ratesUrl
     });
     await installForBench(deps, apps.storeId, app.clientId, app.clientSecret!);
   }
+  await hashAsCreated(deps, apps);
   const withFunctions = await storeWithZones(deps, 'bench-checkout-functions');
   const { app: functionsApp } = await createApp(deps, { id: partnerId, role: 'PARTNER', storeId: null }, {
     name: 'Bench Delivery Functions', appUrl: 'https://bench-app.example.com', scopes: ['read_products'], tier: 'enterprise',

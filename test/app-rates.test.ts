@@ -63,8 +63,8 @@ interface ShippingStore {
 }
 
 /** A store with one installed app per ratesUrl (write_shipping granted unless `scopes` says otherwise). */
-/** `checkoutId`: every quote is of that checkout (its last quote in this process may be reused: rate-memo.ts). */
-async function shippingStoreOf(specs: { url?: string; scopes?: string[]; handle?: string }[], on: Harness = h, checkoutId?: string): Promise<ShippingStore> {
+/** `checkoutKey`: every quote is of that checkout, by this key (its token hash in the service; its last quote in this process may be reused: rate-memo.ts). */
+async function shippingStoreOf(specs: { url?: string; scopes?: string[]; handle?: string }[], on: Harness = h, checkoutKey?: string): Promise<ShippingStore> {
   // A public literal: the strict service resolves names, and the test machine has no DNS.
   const appUrl = 'https://1.1.1.1';
   const merchant = await signupMerchant(on);
@@ -83,7 +83,7 @@ async function shippingStoreOf(specs: { url?: string; scopes?: string[]; handle?
   return {
     merchant, apps, installs,
     quote: (over = {}, timeoutMs) =>
-      quoteAppRates(on.deps, { storeId: merchant.storeId, checkoutId, currency: 'USD', destination: DESTINATION, items: ITEMS, ...over }, timeoutMs ? { timeoutMs } : {}),
+      quoteAppRates(on.deps, { storeId: merchant.storeId, checkoutKey, currency: 'USD', destination: DESTINATION, items: ITEMS, ...over }, timeoutMs ? { timeoutMs } : {}),
   };
 }
 

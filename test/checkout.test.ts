@@ -13,6 +13,7 @@ import { address, insertProduct, orderStore, stockOf, uniq, type TestProduct } f
 import { uuidv7 } from '../src/ids.js';
 import { purgeCheckouts } from '../src/checkout/checkout.jobs.js';
 import { redactCustomer } from '../src/gdpr/gdpr.redaction.js';
+import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -310,10 +311,14 @@ describe('expiry, purge and erasure', () => {
 
   it("the platform's erasure of a redacted customer (C9) covers their checkouts", async () => {
     const { s, token, checkout } = await ready();
+    const hashOf = async () => (await h.db.query<{ h: string | null }>('SELECT rate_body_sha256 AS h FROM checkouts WHERE token_hash = $1', [hashCheckoutToken(token)])).rows[0].h;
+    expect(await hashOf()).toMatch(/^[0-9a-f]{64}$/);
     await h.db.transaction((tx) => redactCustomer(tx, { storeId: s.merchant.storeId, customerId: null, customerEmail: checkout.email, orderIds: [] }, new Date()));
     const c = (await read(s, token)).json().data.checkout;
     expect(c.email).toBeNull();
     expect(c.shipping_address).toMatchObject({ first_name: null, address1: null, city: null, zip: null, country_code: 'GB' });
+    // The hash of the rate request made from the address goes too.
+    expect(await hashOf()).toBeNull();
   });
 });
 

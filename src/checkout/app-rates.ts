@@ -5,7 +5,9 @@
 // yields no rates and costs the buyer at most the timeout: nothing here throws for an app's sake.
 // At most two queries per quote whatever the number of apps: the apps with the store's address
 // (none when the checkout's quote query read them, checkouts.repo.ts `findCheckoutForQuote`), then
-// the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all.
+// the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all,
+// and none either when the quote query read them with the checkout, for the body the checkout's
+// last change foresaw (checkouts.rate_body_sha256) and the quote sends.
 // Fresh answers are written to the shared table after the quote, in batches (rate-cache-writer.ts).
 // A checkout quoted again unchanged reuses its last quote in this process (rate-memo.ts `lastQuote`).
 import { sha256Hex } from '../crypto.js';
@@ -14,9 +16,9 @@ import { parseTargetUrl } from '../net/address-safety.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
-import { answerExpiresMs, cachedAnswers, type FreshAnswer } from './rate-cache.js';
+import { answerExpiresMs, cachedAnswers, liveAnswers, type AnswersReadWithCheckout, type FreshAnswer } from './rate-cache.js';
 import { parseRateReply, type AppRate } from './rate-reply.js';
-import { rateRequestBody, rateRequestInputs, sameInputs, type RateItem, type RateRequest, type ShippingAddress } from './rate-request.js';
+import { asksApps, rateRequestBody, rateRequestInputs, rateRequestOf, sameInputs, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
 
@@ -35,8 +37,11 @@ const REPLY_MAX_BYTES = 256 * 1024;
 
 export interface RateQuote {
   storeId: string;
-  /** The checkout quoted, if any: its last quote in this process is reused while nothing it was made of changed. */
-  checkoutId?: string;
+  /**
+   * The checkout quoted (its token hash, which a quote knows before reading the row), if any: its
+   * last quote in this process is reused while nothing it was made of changed.
+   */
+  checkoutKey?: string;
   /** The store's currency (ISO 4217): the request's, and the only one whose rates are kept. */
   currency: string;
   /** The buyer's shipping address; without `country_code` there are no rates. */
@@ -44,6 +49,8 @@ export interface RateQuote {
   items: RateItem[];
   /** The apps to ask and the store's address when already read (`findCheckoutForQuote`); else read here. */
   shipping?: ShippingApps;
+  /** The shared cache's answers read with the checkout (`findCheckoutForQuote`), if any. */
+  cached?: AnswersReadWithCheckout | null;
 }
 
 export interface QuoteOptions {
@@ -138,11 +145,15 @@ function rememberedAnswers(deps: Deps, apps: ShippingApp[], body: string): { fou
 
 /**
  * The live cached answers to this body of the apps this process does not remember (`found` holds
- * those it does, and gets these added), from the shared table. Returns the body's hash, the table's key.
+ * those it does, and gets these added), from the shared table: as read with the checkout when that
+ * was of this body, else by a query. Returns the body's hash, the table's key.
  */
-async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string, found: Map<string, MemoAnswer>): Promise<string> {
+async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string, found: Map<string, MemoAnswer>, readWithCheckout?: AnswersReadWithCheckout | null): Promise<string> {
   const bodySha256 = sha256Hex(body);
-  const stored = await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
+  // Read with the checkout when its last change foresaw this very body; else read now.
+  const stored = readWithCheckout?.bodySha256 === bodySha256
+    ? liveAnswers(readWithCheckout.rows, deps.clock.nowMs())
+    : await cachedAnswers(deps, unknown.map((a) => a.id), bodySha256);
   for (const app of unknown) {
     const hit = stored.get(app.id);
     if (!hit || hit.ratesUrl !== app.ratesUrl) continue;
@@ -159,25 +170,25 @@ async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string,
  * go on either way). The rates returned may be shared with other quotes: never change them.
  */
 export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<readonly ShippingRate[]> {
-  if (!quote.items.some((i) => i.requiresShipping) || !quote.destination.country_code) return [];
+  if (!asksApps(quote.destination, quote.items)) return [];
   const { apps, origin } = quote.shipping ?? (await shippingAppsOf(deps, quote.storeId));
   if (!apps.length) return [];
-  const request: RateRequest = { origin, destination: quote.destination, items: quote.items, currency: quote.currency.toUpperCase() };
-  const last = quote.checkoutId ? deps.rateMemo.lastQuote(quote.checkoutId) : undefined;
+  const request = rateRequestOf(origin, quote.destination, quote.items, quote.currency);
+  const last = quote.checkoutKey ? deps.rateMemo.lastQuote(quote.checkoutKey) : undefined;
   const inputs = rateRequestInputs(request);
   const sameRequest = last !== undefined && sameInputs(last.inputs, inputs);
   const appKeys = apps.map((a) => `${a.id} ${a.handle} ${a.ratesUrl}`);
   // The buyer asking again with nothing changed and no answer expired: the same rates, at once.
   if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameInputs(last.apps, appKeys)) return last.offered;
   const body = sameRequest ? last.body : rateRequestBody(request);
-  const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, options);
+  const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, quote.cached, options);
   const offered = Object.freeze(apps.flatMap((app, i) => answers[i].rates.map((r) => Object.freeze(offeredRate(app.handle, r)))));
   // Kept for the checkout once this process has answered its body before: a checkout quoted once
   // (most are, under load) costs no memory beyond its answers.
-  if (quote.checkoutId && fromMemory) {
+  if (quote.checkoutKey && fromMemory) {
     const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
     const remembered: CheckoutAppQuote = { inputs, apps: appKeys, body, offered, expiresMs };
-    deps.rateMemo.rememberQuote(quote.checkoutId, remembered);
+    deps.rateMemo.rememberQuote(quote.checkoutKey, remembered);
   }
   return offered;
 }
@@ -191,11 +202,13 @@ type AppAnswer = Pick<MemoAnswer, 'rates' | 'expiresMs'>;
  * standing for no time at all (nothing is remembered of it). `fromMemory`: every answer was in
  * this process's memory.
  */
-async function answersTo(deps: Deps, apps: ShippingApp[], body: string, currency: string, options: QuoteOptions): Promise<{ answers: AppAnswer[]; fromMemory: boolean }> {
+async function answersTo(
+  deps: Deps, apps: ShippingApp[], body: string, currency: string, readWithCheckout: AnswersReadWithCheckout | null | undefined, options: QuoteOptions,
+): Promise<{ answers: AppAnswer[]; fromMemory: boolean }> {
   const { found: cached, unknown } = rememberedAnswers(deps, apps, body);
   // All remembered (a buyer quoting again): no query, no hash of the body, and nothing to wait for.
   if (!unknown.length) return { answers: apps.map((app) => cached.get(app.id)!), fromMemory: true };
-  const bodySha256 = await storedAnswersOf(deps, unknown, body, cached);
+  const bodySha256 = await storedAnswersOf(deps, unknown, body, cached, readWithCheckout);
   const timeoutMs = options.timeoutMs ?? RATE_REQUEST_TIMEOUT_MS;
   const fresh: FreshAnswer[] = [];
   const answers = await Promise.all(

@@ -25,6 +25,7 @@ import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-
 import { paymentMethodsOf } from './payment-methods.js';
 import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
+import { rateBodySha256Of } from './rate-request.js';
 import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CatalogLine, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
@@ -60,11 +61,18 @@ async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Pr
 
 /**
  * `storeAndCheckout` for a quote: with the lines' catalog facts, the zones and the shipping apps
- * read in the same query, so quoting the rates of a checkout without apps is one round trip.
+ * read in the same query, so quoting the rates of a checkout without apps is one round trip; and
+ * the shared rate cache's answers to the body the checkout's last change foresaw, so a first quote
+ * with apps is one round trip too (app-rates.ts). Those answers are not read when this process will
+ * not need them: when its copy of the store's set has no shipping app, or it remembers this
+ * checkout's last quote of the apps (a buyer quoting again). Both are hints: were they wrong, the
+ * quote looks the answers up itself.
  */
 async function checkoutForQuote(deps: Deps, storeURL: string, token: string): Promise<CheckoutQuoteData> {
   const hash = isCheckoutTokenShape(token) ? hashCheckoutToken(token) : null;
-  const found = hash ? await findCheckoutForQuote(deps.db, storeURL, hash, deps.storeConfigs) : null;
+  const held = deps.storeConfigs.get(storeURL.toLowerCase());
+  const withCachedAnswers = hash !== null && held?.apps.length !== 0 && deps.rateMemo.lastQuote(hash) === undefined;
+  const found = hash ? await findCheckoutForQuote(deps.db, storeURL, hash, deps.storeConfigs, withCachedAnswers) : null;
   if (found && sameTokenHash(found.row.token_hash, hash!)) return found;
   await storeOf(deps, storeURL);
   throw notFound('Checkout not found');
@@ -178,7 +186,7 @@ const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor 
 async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
   const destination = state.row.shipping_address;
   if (!state.requiresShipping || !destination) return [];
-  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, checkoutId: state.row.id, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
+  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, checkoutKey: state.row.token_hash, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
   // C11.4: the delivery-option functions shape them every time; a hidden rate cannot be chosen.
   return shapeRates(deps, call, active, () => checkoutView(call.token, state), rates);
 }
@@ -217,11 +225,14 @@ export async function createCheckout(deps: Deps, storeURL: string, body: Checkou
     created_at: now,
     updated_at: now,
     function_results: null,
+    rate_body_sha256: null,
   };
   await assertDiscountApplies(deps, deps.db, row);
   const active = byTarget(await activeStoreFunctions(deps.db, store.id));
-  const { results, state } = await withCartFunctions(deps, functionCall(store, row, token), active, await pricedCheckout(deps, deps.db, row));
+  const priced = await pricedCheckout(deps, deps.db, row);
+  const { results, state } = await withCartFunctions(deps, functionCall(store, row, token), active, priced);
   row.function_results = results;
+  row.rate_body_sha256 = rateBodySha256Of(store.origin, row.shipping_address, priced.lines, row.currency);
   await insertCheckout(deps.db, row);
   return checkoutView(token, state);
 }
@@ -251,6 +262,8 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   const priced = await pricedCheckout(deps, deps.db, next);
   const { results, state } = await withCartFunctions(deps, call, active, priced);
   changes.function_results = results;
+  // Of the checkout as changed, and of the store's address and catalog now, whatever the change was.
+  changes.rate_body_sha256 = rateBodySha256Of(store.origin, next.shipping_address, priced.lines, next.currency);
   if (body.shipping_rate !== undefined) {
     if (body.shipping_rate === null) changes.shipping_rate = null;
     else {
@@ -276,9 +289,9 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
 }
 
 export async function checkoutShippingRates(deps: Deps, storeURL: string, token: string): Promise<ShippingRate[]> {
-  const { store, row, catalog, zones, shipping, functions } = await checkoutForQuote(deps, storeURL, token);
+  const { store, row, catalog, zones, shipping, functions, cached } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
-  return ratesOf(deps, functionCall(store, row, token), byTarget(functions), await stateOf(deps, deps.db, row, catalog), { zones, shipping });
+  return ratesOf(deps, functionCall(store, row, token), byTarget(functions), await stateOf(deps, deps.db, row, catalog), { zones, shipping, cached });
 }
 
 /** What completion still needs, in the buyer's words (422 when anything is missing). */
@@ -325,14 +338,14 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
 }
 
 export async function completeCheckout(deps: Deps, storeURL: string, token: string) {
-  const { store, row, catalog, zones, shipping, functions } = await checkoutForQuote(deps, storeURL, token);
+  const { store, row, catalog, zones, shipping, functions, cached } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
   // C11.4: at completion every target's functions run again; their validation errors block it.
   const call = functionCall(store, row, token);
   const active = byTarget(functions);
   const { results, state } = await withCartFunctions(deps, call, active, await pricedCheckout(deps, deps.db, row, catalog));
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.
-  const rates = state.requiresShipping ? await ratesOf(deps, call, active, state, { zones, shipping }) : [];
+  const rates = state.requiresShipping ? await ratesOf(deps, call, active, state, { zones, shipping, cached }) : [];
   const missing = missingForCompletion(state, rates);
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));

@@ -10,6 +10,7 @@ import type { ShippingRate } from './shipping-rates.js';
 import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
 import type { StoreAddress } from '../stores/store-address.js';
+import type { AnswersReadWithCheckout, StoredAnswerRow } from './rate-cache.js';
 import { zonesForCountry, type StoreCheckoutConfig, type StoreConfigCache } from './store-config-cache.js';
 import type { FunctionResults } from './checkout-functions.js';
 import { activeFunctionsJson, type StoreFunctionRow } from '../functions/functions.repo.js';
@@ -43,6 +44,12 @@ export interface CheckoutRow {
   updated_at: Date;
   /** What the cart functions' last runs gave (C11.4); null when none ran. */
   function_results: FunctionResults | null;
+  /**
+   * The SHA-256 of the rate request body a quote would send as of the last change (C15.3; rate-request.ts
+   * `rateBodySha256Of`), null when it would ask no app: the quote query reads that body's cached
+   * answers with the checkout. A hint only: a quote uses them when its own body hashes the same.
+   */
+  rate_body_sha256: string | null;
 }
 
 const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb', function_results: 'jsonb' };
@@ -62,16 +69,16 @@ export async function findCheckout(q: Queryable, storeId: string, tokenHash: str
 
 /** The checkout with this token hash in the store with this slug, with its store, in one query. */
 export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash: string): Promise<{ store: CheckoutStore; row: CheckoutRow } | null> {
-  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string }>(
-    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency
+  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string; store_origin: StoreAddress | null }>(
+    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, ${originJson('s.id')} AS store_origin
        FROM checkouts c JOIN stores s ON s.id = c.store_id
       WHERE c.token_hash = $1 AND s.slug = $2`,
     [tokenHash, slug.toLowerCase()],
     { name: 'checkout_in_store' },
   );
   if (!rows[0]) return null;
-  const { store_slug, store_currency, ...row } = rows[0];
-  return { store: { id: row.store_id, slug: store_slug, currency: store_currency }, row };
+  const { store_slug, store_currency, store_origin, ...row } = rows[0];
+  return { store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: store_origin ?? NO_ORIGIN }, row };
 }
 
 /**
@@ -90,6 +97,8 @@ export interface CheckoutQuoteData {
   shipping: { apps: ShippingApp[]; origin: StoreAddress };
   /** The store's active functions of every target, in activation order (C11.2). */
   functions: StoreFunctionRow[];
+  /** The shared rate cache's answers to the body of `row.rate_body_sha256`; null without one, or when not asked for. */
+  cached: AnswersReadWithCheckout | null;
 }
 
 /** A line's catalog facts (CatalogLine) from product `p` and variant `v`: one list for the quote and `catalogLine`. */
@@ -121,7 +130,11 @@ SELECT c.batch_n AS n, json_build_object('checkout', row_to_json(c),
         WHERE p.store_id = c.store_id
           AND (p.id = ${REF_UUID(`l.item->>'product_id'`)} OR p.num_id = ${REF_NUM(`l.item->>'product_id'`)})
         LIMIT 1
-     ) f ON true)) AS quote
+     ) f ON true),
+  -- The cached answers to the body the checkout's last change foresaw (rate-cache.ts), when asked
+  -- for (not read at all otherwise: CASE skips the subquery): none without one.
+  'cached', CASE WHEN c.with_cached THEN (SELECT coalesce(json_agg(json_build_object('app_id', r.app_id, 'rates_url', r.rates_url, 'rates', r.rates, 'expires_at', r.expires_at)), '[]'::json)
+     FROM shipping_rate_cache r WHERE r.body_sha256 = c.rate_body_sha256) END) AS quote
 FROM c`;
 
 /** The checkout with its store, of the key whose two values are the SQL `tokenHash` and `slug`. */
@@ -132,7 +145,7 @@ const checkoutOfKey = (tokenHash: string, slug: string) => `
    WHERE c.token_hash = ${tokenHash} AND s.slug = ${slug}`;
 
 /** One key. */
-const CHECKOUT_QUOTE_SQL = checkoutQuoteSql(`SELECT 1 AS batch_n, x.* FROM (${checkoutOfKey('$1', '$2')}) x`);
+const CHECKOUT_QUOTE_SQL = checkoutQuoteSql(`SELECT 1 AS batch_n, $3::boolean AS with_cached, x.* FROM (${checkoutOfKey('$1', '$2')}) x`);
 
 /**
  * Up to QUOTE_BATCH keys, in a fixed number of slots (unused ones null, which match nothing): a
@@ -143,9 +156,14 @@ const CHECKOUT_QUOTE_SQL = checkoutQuoteSql(`SELECT 1 AS batch_n, x.* FROM (${ch
  */
 export const QUOTE_BATCH = 8;
 export const CHECKOUT_QUOTE_BATCH_SQL = checkoutQuoteSql(`
-  SELECT k.n AS batch_n, x.*
-    FROM (VALUES ${Array.from({ length: QUOTE_BATCH }, (_, i) => `(${i + 1}, $${2 * i + 1}::text, $${2 * i + 2}::text)`).join(', ')}) AS k(n, token_hash, slug)
+  SELECT k.n AS batch_n, k.with_cached, x.*
+    FROM (VALUES ${Array.from({ length: QUOTE_BATCH }, (_, i) => `(${i + 1}, $${3 * i + 1}::text, $${3 * i + 2}::text, $${3 * i + 3}::boolean)`).join(', ')}) AS k(n, token_hash, slug, with_cached)
     CROSS JOIN LATERAL (${checkoutOfKey('k.token_hash', 'k.slug')} LIMIT 1) x`);
+
+/** The store's address (C15.4) as JSON, null when none was saved: the rate requests' origin (C15.3). */
+const originJson = (storeId: string) => `(SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city,
+    'province', sa.province, 'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
+     FROM store_addresses sa WHERE sa.store_id = ${storeId})`;
 
 /**
  * A store's set (store-config-cache.ts) with its version, read in one statement (one snapshot: the
@@ -165,9 +183,7 @@ SELECT coalesce(v.version, 0)::text AS version, json_build_object(
      FROM installations i JOIN apps a ON a.id = i.app_id
     WHERE i.store_id = st.id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
       AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
-  'origin', (SELECT json_build_object('address1', sa.address1, 'address2', sa.address2, 'city', sa.city, 'province', sa.province,
-            'country', sa.country, 'zip', sa.zip, 'phone', sa.phone)
-     FROM store_addresses sa WHERE sa.store_id = st.id),
+  'origin', ${originJson('st.id')},
   'functions', ${activeFunctionsJson('st.id')}) AS config
 FROM stores st LEFT JOIN store_checkout_configs v ON v.store_id = st.id
 WHERE st.id = $1`;
@@ -200,21 +216,25 @@ interface QuoteKey {
   tokenHash: string;
   /** Lower case. */
   slug: string;
+  /** Read the cached answers to the checkout's `rate_body_sha256` with it. */
+  withCached: boolean;
 }
 
 /** The quote statement's answer for one key: one JSON column rather than two dozen (the driver's per-column work on every row is most of what reading it costs the service). */
 interface QuoteJson {
-  checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string; batch_n: number };
+  checkout: Record<string, unknown> & { store_slug: string; store_currency: string; config_version: string; batch_n: number; with_cached: boolean };
   catalog: (CatalogLine | null)[];
+  /** Null when not asked for. */
+  cached: StoredAnswerRow[] | null;
 }
 
 /** Reads the keys: one alone by its own statement, more by the batch statement, its unused slots null. */
 async function readQuotes(q: Queryable, keys: QuoteKey[]): Promise<(QuoteJson | null)[]> {
   const { rows } = keys.length === 1
-    ? await q.query<{ n: number; quote: QuoteJson }>(CHECKOUT_QUOTE_SQL, [keys[0].tokenHash, keys[0].slug], { name: 'checkout_for_quote' })
+    ? await q.query<{ n: number; quote: QuoteJson }>(CHECKOUT_QUOTE_SQL, [keys[0].tokenHash, keys[0].slug, keys[0].withCached], { name: 'checkout_for_quote' })
     : await q.query<{ n: number; quote: QuoteJson }>(
       CHECKOUT_QUOTE_BATCH_SQL,
-      Array.from({ length: QUOTE_BATCH }, (_, i) => keys[i] ?? null).flatMap((k) => [k?.tokenHash ?? null, k?.slug ?? null]),
+      Array.from({ length: QUOTE_BATCH }, (_, i) => keys[i] ?? null).flatMap((k) => [k?.tokenHash ?? null, k?.slug ?? null, k?.withCached ?? false]),
       { name: 'checkout_for_quote_batch' },
     );
   const found: (QuoteJson | null)[] = keys.map(() => null);
@@ -238,13 +258,15 @@ const CHECKOUT_DATES = ['completed_at', 'expires_at', 'created_at', 'updated_at'
  * The checkout with this token hash in the store with this slug, and all a quote of its rates
  * reads; null when not found. `configs`: this process's copies of stores' sets, used when the
  * database says the copy is current and refreshed when it is not (without: read every time).
+ * `withCachedAnswers`: read the shared rate cache's answers to the checkout's `rate_body_sha256`
+ * too (the caller knows when it will not need them: checkout.service.ts `checkoutForQuote`).
  */
-export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string, configs?: StoreConfigCache): Promise<CheckoutQuoteData | null> {
+export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash: string, configs?: StoreConfigCache, withCachedAnswers = true): Promise<CheckoutQuoteData | null> {
   const key = slug.toLowerCase();
-  const quote = await quoteReaderOf(q).load({ tokenHash, slug: key });
+  const quote = await quoteReaderOf(q).load({ tokenHash, slug: key, withCached: withCachedAnswers });
   if (!quote) return null;
-  const { checkout, catalog } = quote;
-  const { store_slug, store_currency, config_version, batch_n: _, ...fields } = checkout;
+  const { checkout, catalog, cached } = quote;
+  const { store_slug, store_currency, config_version, batch_n: _, with_cached: __, ...fields } = checkout;
   for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
   const row = fields as unknown as CheckoutRow;
   // The copy when it is of this store at the version just read; else the set, read again.
@@ -255,17 +277,18 @@ export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash
     configs?.set(key, config);
   }
   return {
-    store: { id: row.store_id, slug: store_slug, currency: store_currency },
+    store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: config.origin },
     row,
     // A line whose product is gone aggregates as null.
     catalog: catalog.map((f) => (f && f.product_id !== null ? f : null)),
     zones: zonesForCountry(config.zones, row.shipping_address?.country_code),
     shipping: { apps: [...config.apps], origin: config.origin },
     functions: [...config.functions],
+    cached: row.rate_body_sha256 === null || cached === null ? null : { bodySha256: row.rate_body_sha256, rows: cached },
   };
 }
 
-export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method' | 'function_results'>>;
+export type CheckoutChanges = Partial<Pick<CheckoutRow, 'email' | 'line_items' | 'shipping_address' | 'shipping_rate' | 'discount_code' | 'note' | 'payment_method' | 'function_results' | 'rate_body_sha256'>>;
 
 export async function updateCheckout(q: Queryable, id: string, changes: CheckoutChanges, now: Date): Promise<CheckoutRow> {
   const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { ...changes, updated_at: now }, { casts: CASTS, returning: '*' });
@@ -277,16 +300,21 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, n
   return rows[0];
 }
 
-/** What a storefront checkout needs of its store: id, currency, and the domain apps know it by. */
+/** What a storefront checkout needs of its store: id, currency, the domain apps know it by, and its address (C15.4). */
 export interface CheckoutStore {
   id: string;
   slug: string;
   currency: string;
+  origin: StoreAddress;
 }
 
 export async function storeBySlug(q: Queryable, slug: string): Promise<CheckoutStore | null> {
-  const { rows } = await q.query<CheckoutStore>('SELECT id, slug, currency FROM stores WHERE slug = $1', [slug.toLowerCase()], { name: 'checkout_store_by_slug' });
-  return rows[0] ?? null;
+  const { rows } = await q.query<Omit<CheckoutStore, 'origin'> & { origin: StoreAddress | null }>(
+    `SELECT s.id, s.slug, s.currency, ${originJson('s.id')} AS origin FROM stores s WHERE s.slug = $1`,
+    [slug.toLowerCase()],
+    { name: 'checkout_store_by_slug' },
+  );
+  return rows[0] ? { ...rows[0], origin: rows[0].origin ?? NO_ORIGIN } : null;
 }
 
 /** The catalog facts of one line: its product and, when named, the product's variant. */

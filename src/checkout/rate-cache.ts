@@ -12,22 +12,56 @@ export const CACHE_AFTER_SUCCESS_MS = 15 * 60_000;
 export const CACHE_AFTER_FAILURE_MS = 30_000;
 const PURGE_BATCH = 5000;
 
-/** Exported for the test of its plan (test/checkout-quote.test.ts): by the key's leading hash, whatever the plan. */
+/**
+ * Exported for the test of its plan (test/checkout-quote.test.ts): by the key's leading hash, whatever
+ * the plan. Its only conditions are the key's: expiry is checked by the caller (`liveAnswers`), because
+ * with an expiry condition a generic plan made on stale statistics ANDed the key's index with the
+ * expiry index, whose range is every live answer.
+ */
 export const CACHED_ANSWERS_SQL = `SELECT app_id, rates_url, rates, expires_at FROM shipping_rate_cache
-      WHERE body_sha256 = $2 AND app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid) AND expires_at > $3`;
+      WHERE body_sha256 = $2 AND app_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`;
+
+/** A row of the table as read: by `cachedAnswers`, or with a checkout (checkouts.repo.ts `findCheckoutForQuote`). */
+export interface StoredAnswerRow {
+  app_id: string;
+  rates_url: string;
+  rates: AppRate[];
+  /** A Date from the drivers, ISO text from JSON. */
+  expires_at: Date | string;
+}
+
+/**
+ * The shared cache's answers to one body, read with the checkout: the body its last change would
+ * send (`checkouts.rate_body_sha256`). They stand for a quote whose body hashes the same, in place
+ * of `cachedAnswers`: a quote of an unchanged checkout asks the database once.
+ */
+export interface AnswersReadWithCheckout {
+  bodySha256: string;
+  rows: StoredAnswerRow[];
+}
+
+/** The rows' answers still live at `nowMs` (service clock), by app. */
+export function liveAnswers(rows: readonly StoredAnswerRow[], nowMs: number): Map<string, MemoAnswer> {
+  const live = new Map<string, MemoAnswer>();
+  for (const r of rows) {
+    const expiresMs = new Date(r.expires_at).getTime();
+    if (expiresMs > nowMs) live.set(r.app_id, { ratesUrl: r.rates_url, rates: r.rates, expiresMs });
+  }
+  return live;
+}
 
 /**
  * The live cached answers to this body, by app: one query for every app of a quote. An answer
  * from another ratesUrl than the app's current one does not count (the caller checks `ratesUrl`).
  */
 export async function cachedAnswers(deps: Pick<Deps, 'db' | 'clock'>, appIds: string[], bodySha256: string): Promise<Map<string, MemoAnswer>> {
-  const { rows } = await deps.db.query<{ app_id: string; rates_url: string; rates: AppRate[]; expires_at: Date }>(
+  const { rows } = await deps.db.query<StoredAnswerRow>(
     CACHED_ANSWERS_SQL,
     // A list travels as JSON text: the one form both drivers' named statements take.
-    [JSON.stringify(appIds), bodySha256, deps.clock.now()],
-    { name: 'shipping_rate_cache_get' },
+    [JSON.stringify(appIds), bodySha256],
+    { name: 'shipping_rate_cache_lookup' },
   );
-  return new Map(rows.map((r) => [r.app_id, { ratesUrl: r.rates_url, rates: r.rates, expiresMs: new Date(r.expires_at).getTime() }]));
+  return liveAnswers(rows, deps.clock.nowMs());
 }
 
 /** When an answer given now expires: `ok` (the app answered 2xx) 15 minutes, otherwise 30 seconds. */

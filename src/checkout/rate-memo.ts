@@ -76,13 +76,13 @@ export class RateMemo {
     while (this.bodies.size > this.maxBodies) this.bodies.delete(this.bodies.keys().next().value!);
   }
 
-  /** This checkout's last quote of the apps, live or not (the caller checks it; see above). */
-  lastQuote(checkoutId: string): CheckoutAppQuote | undefined {
-    return this.quotes.get(checkoutId);
+  /** This checkout's last quote of the apps, live or not (the caller checks it; see above). `checkoutKey`: its token hash. */
+  lastQuote(checkoutKey: string): CheckoutAppQuote | undefined {
+    return this.quotes.get(checkoutKey);
   }
 
-  rememberQuote(checkoutId: string, quote: CheckoutAppQuote): void {
-    this.quotes.set(checkoutId, quote);
+  rememberQuote(checkoutKey: string, quote: CheckoutAppQuote): void {
+    this.quotes.set(checkoutKey, quote);
   }
 
   /** Bodies remembered. */

@@ -1,8 +1,10 @@
 // The body of a shipping rate request (C15.3), built once per quote: its exact bytes are signed,
 // sent to every shipping app of the store, and hashed as the cache key, so every field is written
 // in a fixed order and every unknown value is null (never left out).
+import { sha256Hex } from '../crypto.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
 import { ADDRESS_KEYS, type AddressKey } from '../orders/order-view.js';
+import type { PricedLine } from './checkout-lines.js';
 import { toCurrencyMinor } from './currency-minor.js';
 
 /** The buyer's shipping address in the order's address fields (app-api.md Order). */
@@ -27,6 +29,39 @@ export interface RateRequest {
   destination: ShippingAddress;
   items: RateItem[];
   currency: string;
+}
+
+/** A checkout's priced lines as the request's items (every line; each says whether it ships). */
+export function rateItemsOf(lines: readonly PricedLine[]): RateItem[] {
+  return lines.map((l) => ({
+    name: l.variantTitle ? `${l.title} - ${l.variantTitle}` : l.title,
+    sku: l.sku,
+    quantity: l.quantity,
+    grams: l.grams,
+    priceMinor: l.unitMinor,
+    requiresShipping: l.requiresShipping,
+    productId: l.productNumId,
+    variantId: l.variantNumId,
+  }));
+}
+
+/** Whether a quote asks the apps at all: something ships, to a country. */
+export const asksApps = (destination: ShippingAddress, items: readonly RateItem[]): boolean =>
+  Boolean(destination.country_code) && items.some((i) => i.requiresShipping);
+
+/** The request a quote sends: the currency as ISO 4217 writes it. */
+export const rateRequestOf = (origin: StoreAddress, destination: ShippingAddress, items: RateItem[], currency: string): RateRequest =>
+  ({ origin, destination, items, currency: currency.toUpperCase() });
+
+/**
+ * The SHA-256 (hex) of the body a quote of these facts would send now, the shared cache's key
+ * (rate-cache.ts); null when a quote would ask no app. A checkout keeps it from its last change
+ * (`checkouts.rate_body_sha256`), so its quote can read the cache's answers with the checkout.
+ */
+export function rateBodySha256Of(origin: StoreAddress, destination: ShippingAddress | null, lines: readonly PricedLine[], currency: string): string | null {
+  const items = rateItemsOf(lines);
+  if (!destination || !asksApps(destination, items)) return null;
+  return sha256Hex(rateRequestBody(rateRequestOf(origin, destination, items, currency)));
 }
 
 const text = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);

@@ -7,6 +7,8 @@ import type { Deps } from '../deps.js';
 import type { Address } from '../orders/order-view.js';
 import { quoteAppRates, type ShippingApps } from './app-rates.js';
 import type { PricedLine } from './checkout-lines.js';
+import type { AnswersReadWithCheckout } from './rate-cache.js';
+import { rateItemsOf } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import { findZonesForCountry, zoneRates, type StoredZone } from './zone-rates.js';
 
@@ -14,8 +16,8 @@ export type { ShippingRate } from './rate.js';
 
 export interface RateQuestion {
   storeId: string;
-  /** The checkout quoted, if any (app-rates.ts reuses its last quote while nothing changed). */
-  checkoutId?: string;
+  /** The checkout quoted (its token hash), if any (app-rates.ts reuses its last quote while nothing changed). */
+  checkoutKey?: string;
   currency: string;
   destination: Partial<Address>;
   lines: PricedLine[];
@@ -28,6 +30,8 @@ export interface RateQuestion {
 export interface RateSources {
   zones: StoredZone[];
   shipping: ShippingApps;
+  /** The shared cache's answers read with the checkout (app-rates.ts). */
+  cached?: AnswersReadWithCheckout | null;
 }
 
 export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<ShippingRate[]> {
@@ -44,20 +48,12 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
   if (q.sources && !q.sources.shipping.apps.length) return priced(q.sources.zones);
   const appQuote = {
     storeId: q.storeId,
-    checkoutId: q.checkoutId,
+    checkoutKey: q.checkoutKey,
     currency: q.currency,
     destination: q.destination,
     shipping: q.sources?.shipping,
-    items: q.lines.map((l) => ({
-      name: l.variantTitle ? `${l.title} - ${l.variantTitle}` : l.title,
-      sku: l.sku,
-      quantity: l.quantity,
-      grams: l.grams,
-      priceMinor: l.unitMinor,
-      requiresShipping: l.requiresShipping,
-      productId: l.productNumId,
-      variantId: l.variantNumId,
-    })),
+    cached: q.sources?.cached,
+    items: rateItemsOf(q.lines),
   };
   // The zones already read: priced at once, and only the apps are waited for.
   if (q.sources) {

@@ -43,9 +43,10 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
     [t.storeId, customer?.id ?? null, JSON.stringify(t.orderIds), JSON.stringify(emails), now],
   );
   // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
-  // that made the redacted orders, keep their lines and totals and lose email, address and note.
+  // that made the redacted orders, keep their lines and totals and lose email, address and note
+  // (and the hash of the rate request made from the address).
   const checkouts = await tx.query<{ id: string }>(
-    `UPDATE checkouts SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('shipping_address')}, updated_at = $4
+    `UPDATE checkouts SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('shipping_address')}, rate_body_sha256 = NULL, updated_at = $4
      WHERE store_id = $1 AND (lower(email) IN (SELECT jsonb_array_elements_text($2::jsonb))
        OR order_id IN (SELECT id FROM orders WHERE store_id = $1 AND id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
        OR ($5::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $5::uuid)))
