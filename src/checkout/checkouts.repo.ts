@@ -9,7 +9,7 @@ import { isUuid } from '../ids.js';
 import type { ShippingRate } from './shipping-rates.js';
 import type { StoredZone } from './zone-rates.js';
 import type { ShippingApp } from './app-rates.js';
-import type { StoreAddress } from '../stores/store-address.js';
+import { NO_STORE_ADDRESS, type StoreAddress } from '../stores/store-address.js';
 import type { AnswersReadWithCheckout, StoredAnswerRow } from './rate-cache.js';
 import { zonesForCountry, type StoreCheckoutConfig, type StoreConfigCache } from './store-config-cache.js';
 import type { FunctionResults } from './checkout-functions.js';
@@ -78,7 +78,7 @@ export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash:
   );
   if (!rows[0]) return null;
   const { store_slug, store_currency, store_origin, ...row } = rows[0];
-  return { store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: store_origin ?? NO_ORIGIN }, row };
+  return { store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: store_origin ?? NO_STORE_ADDRESS }, row };
 }
 
 /**
@@ -196,7 +196,7 @@ async function readStoreConfig(q: Queryable, storeId: string): Promise<StoreChec
     version,
     zones: config.zones,
     apps: config.apps,
-    origin: config.origin ?? NO_ORIGIN,
+    origin: config.origin ?? NO_STORE_ADDRESS,
     functions: config.functions.map((f) => ({ ...f, activated_at: f.activated_at === null ? null : new Date(f.activated_at) })),
   };
 }
@@ -209,8 +209,6 @@ interface ConfigJson {
   origin: StoreAddress | null;
   functions: (Omit<StoreFunctionRow, 'activated_at'> & { activated_at: string | null })[];
 }
-
-const NO_ORIGIN: StoreAddress = { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null };
 
 interface QuoteKey {
   tokenHash: string;
@@ -314,7 +312,7 @@ export async function storeBySlug(q: Queryable, slug: string): Promise<CheckoutS
     [slug.toLowerCase()],
     { name: 'checkout_store_by_slug' },
   );
-  return rows[0] ? { ...rows[0], origin: rows[0].origin ?? NO_ORIGIN } : null;
+  return rows[0] ? { ...rows[0], origin: rows[0].origin ?? NO_STORE_ADDRESS } : null;
 }
 
 /** The catalog facts of one line: its product and, when named, the product's variant. */

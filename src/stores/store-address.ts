@@ -9,7 +9,8 @@ export const ADDRESS_FIELDS = ['address1', 'address2', 'city', 'province', 'coun
 export type AddressField = (typeof ADDRESS_FIELDS)[number];
 export type StoreAddress = Record<AddressField, string | null>;
 
-const EMPTY: StoreAddress = { address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null };
+/** A store that never saved an address: every field unknown. Shared: copy it before changing a field. */
+export const NO_STORE_ADDRESS: Readonly<StoreAddress> = Object.freeze({ address1: null, address2: null, city: null, province: null, country: null, zip: null, phone: null });
 
 export async function findStoreAddress(q: Queryable, storeId: string): Promise<StoreAddress> {
   const { rows } = await q.query<StoreAddress>(
@@ -17,7 +18,7 @@ export async function findStoreAddress(q: Queryable, storeId: string): Promise<S
     [storeId],
     { name: 'store_address_find' },
   );
-  return rows[0] ?? { ...EMPTY };
+  return rows[0] ?? { ...NO_STORE_ADDRESS };
 }
 
 /**
@@ -26,7 +27,7 @@ export async function findStoreAddress(q: Queryable, storeId: string): Promise<S
  * cannot say: trimming, and `country` an assigned ISO 3166-1 alpha-2 code (kept upper case).
  */
 export function readStoreAddress(body: Partial<Record<AddressField, string | null>>): StoreAddress {
-  const out = { ...EMPTY };
+  const out = { ...NO_STORE_ADDRESS };
   for (const key of ADDRESS_FIELDS) {
     const text = body[key]?.trim();
     out[key] = text ? text : null;
