@@ -12,6 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { signedHeaders } from '../src/webhooks/deliveries.repo.js';
 import { TEST_SECRET } from './helpers/harness.js';
 import { freePort, startExampleApp, startService, type ServiceProcess } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
@@ -177,6 +179,27 @@ describe('examples/shipping-app against the platform (issue 14)', () => {
     expect(order.shipping_lines[0].source).toBeNull();
     await expect.poll(() => delivered('orders/create'), { timeout: 60_000, interval: 250 }).toBe(before + 1);
     expect((await orderStatus(order)).fulfillment_status).toBe('unfulfilled');
+  });
+
+  it('two deliveries of one order at once (a retried attempt, a second subscription) ship it once, and both are answered 200', async () => {
+    // An order the platform itself tells the app is not its own (a zone rate), so the only
+    // deliveries that ask the app to ship it are the two below, signed as the platform signs (C8):
+    // both reach the app before either fulfillment has been answered.
+    const { token, rates } = await checkoutWithRates('buyer-twice@example.com');
+    const order = await complete(token, rates.find((r) => r.source === null)!.handle);
+    const payload = JSON.stringify({ ...order, shipping_lines: [{ ...order.shipping_lines[0], source: app.handle }] });
+    const deliver = (webhookId: string) => fetch(`${appBase}/webhooks`, {
+      method: 'POST',
+      headers: { ...signedHeaders(app.clientSecret, payload, 'orders/create', 'demo-store'), 'X-SVC-Webhook-Id': webhookId },
+      body: payload,
+    });
+    const sameId = randomUUID();
+    const answers = await Promise.all([deliver(sameId), deliver(sameId), deliver(randomUUID())]);
+    expect(await Promise.all(answers.map(async (a) => `${a.status} ${await a.text()}`))).toEqual(['200 ok', '200 ok', '200 ok']);
+    expect((await orderStatus(order)).fulfillment_status).toBe('fulfilled');
+    const shipped = exampleApp.output().match(new RegExp(`fulfilled ${order.name} on demo-store`, 'g')) ?? [];
+    expect(shipped).toHaveLength(1);
+    expect(exampleApp.output()).not.toContain(`fulfillment of ${order.name} failed`);
   });
 
   it('GDPR: the app acknowledges and completes a data request (with its export) and a customer redaction', async () => {

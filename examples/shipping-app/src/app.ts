@@ -36,7 +36,12 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   // - `shipments.hasOrder`, the business rule: one shipment per order, whatever delivery brought it:
   //   a developer's manual redeliver after the window, the same order sent by two subscriptions
   //   (two webhook ids), or a redelivery the capped memory already forgot.
+  // Neither guard sees a delivery still being handled, and two can arrive at once: the platform
+  // sends an attempt again when ours took over its 10 s, and two subscriptions deliver together. So
+  // an order being shipped is `shipping`: a second delivery of it waits for that outcome and shares
+  // it (both answer 200, or both 500 and are retried), rather than ship the order again.
   const handled = new SeenWebhooks();
+  const shipping = new Map<string, Promise<void>>();
   // The App API with the store's current token (refreshed by the keeper), inside its rate limit.
   const clientFor = (shop: string) => createAppClient({ baseUrl: app.baseUrl, tokenProvider: () => keeper.accessToken(shop) });
   const receive = (req: IncomingMessage) => receiveNodeRequest(req, { secret: app.clientSecret });
@@ -60,8 +65,17 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     sendRates(res, quote(message.payload));
   }
 
-  /** orders/create: ship the order when the buyer chose one of this app's rates. */
-  async function fulfill(shop: string, order: OrderCreatePayload): Promise<void> {
+  /** orders/create: ship the order when the buyer chose one of this app's rates, once however often it is delivered. */
+  function fulfill(shop: string, order: OrderCreatePayload): Promise<void> {
+    const key = `${shop}\n${order.id}`;
+    const inProgress = shipping.get(key);
+    if (inProgress) return inProgress;
+    const done = ship(shop, order).finally(() => shipping.delete(key));
+    shipping.set(key, done);
+    return done;
+  }
+
+  async function ship(shop: string, order: OrderCreatePayload): Promise<void> {
     if (order.shipping_lines[0]?.source !== handle || shipments.hasOrder(shop, String(order.id))) return;
     const trackingNumber = `EXS${randomBytes(6).toString('hex').toUpperCase()}`;
     const trackingUrl = `https://track.example.com/${trackingNumber}`;
