@@ -197,7 +197,7 @@ describe('examples/shipping-app against the platform (issue 14)', () => {
     const answers = await Promise.all([deliver(sameId), deliver(sameId), deliver(randomUUID())]);
     expect(await Promise.all(answers.map(async (a) => `${a.status} ${await a.text()}`))).toEqual(['200 ok', '200 ok', '200 ok']);
     expect((await orderStatus(order)).fulfillment_status).toBe('fulfilled');
-    const shipped = exampleApp.output().match(new RegExp(`fulfilled ${order.name} on demo-store`, 'g')) ?? [];
+    const shipped = exampleApp.output().match(new RegExp(`fulfilled ${order.name} on demo-store: `, 'g')) ?? [];
     expect(shipped).toHaveLength(1);
     expect(exampleApp.output()).not.toContain(`fulfillment of ${order.name} failed`);
   });
