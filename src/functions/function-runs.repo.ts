@@ -205,7 +205,9 @@ export async function deleteRunsBefore(q: Queryable, cutoff: Date, batch: number
 
 /**
  * Erasure of a redacted customer (C9, C11.5): the runs at these checkouts lose their input, their
- * output (which may echo the input) and the token; the record of the run stays. A target's runs
+ * output (which may echo the input), their error message (which quotes the input's values as
+ * often: CEL's "Cannot convert ada@example.com to a BigInt", "field not found: <a key from the
+ * input>"; the error type stays) and the token; the record of the run stays. A target's runs
  * share a checkout, so their input goes with them; the check of freedInputs keeps it exact anyway.
  */
 export async function eraseRunsAtCheckouts(q: Queryable, storeId: string, checkoutIds: readonly string[]): Promise<number> {
@@ -214,7 +216,7 @@ export async function eraseRunsAtCheckouts(q: Queryable, storeId: string, checko
     `WITH gone AS (
        SELECT id, input_id FROM function_runs WHERE store_id = $1 AND checkout_id = ANY($2::uuid[])),
      emptied AS (
-       UPDATE function_runs r SET input = NULL, input_id = NULL, output = NULL, checkout_token_enc = NULL
+       UPDATE function_runs r SET input = NULL, input_id = NULL, output = NULL, error_message = NULL, checkout_token_enc = NULL
        FROM gone WHERE r.id = gone.id),
      freed AS (${freedInputs('gone')})
      SELECT count(*)::int AS n FROM gone`,

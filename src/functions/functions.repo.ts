@@ -74,7 +74,7 @@ export async function activateAppFunctions(q: Queryable, appId: string, storeId:
   const activations = declared.filter((f) => !already.has(f.id)).map((f) => {
     const admitted = (active.get(f.target) ?? 0) < MAX_ACTIVE_PER_TARGET;
     if (admitted) active.set(f.target, (active.get(f.target) ?? 0) + 1);
-    // Ids in declared order within one instant: activation order ties are broken by id.
+    // One instant for all: within it they run in declared order (ACTIVATION_ORDER).
     return {
       id: uuidv7(now.getTime()), store_id: storeId, app_function_id: f.id, active: admitted, configuration: null,
       activated_at: admitted ? now : null, created_at: now, updated_at: now,
@@ -148,6 +148,14 @@ const STORE_FUNCTION_FIELDS: [string, string][] = [
 ];
 const STORE_FUNCTION_COLUMNS = STORE_FUNCTION_FIELDS.map(([name, sql]) => `${sql} AS ${name}`).join(', ');
 const STORE_FUNCTION_FROM = `store_functions s JOIN app_functions f ON f.id = s.app_function_id JOIN apps a ON a.id = f.app_id`;
+/**
+ * Activation order (C11.2): by `activated_at`; the functions one activation admits together (an
+ * install, a reinstall, a manifest update) share that instant and run in their app's declared
+ * order (`position`). Not by id: a reinstall re-activates the existing rows (activateAppFunctions'
+ * ON CONFLICT), whose ids are in the order of their first activation, not the manifest's now
+ * (a function declared before one installed earlier ran after it after a reinstall).
+ */
+const ACTIVATION_ORDER = 's.activated_at, f.app_id, f.position, s.id';
 
 /**
  * The store's active functions as one JSON array in activation order, for a query that reads them
@@ -155,14 +163,14 @@ const STORE_FUNCTION_FROM = `store_functions s JOIN app_functions f ON f.id = s.
  * SQL that names the store there.
  */
 export const activeFunctionsJson = (storeId: string) =>
-  `(SELECT coalesce(json_agg(json_build_object(${STORE_FUNCTION_FIELDS.map(([name, sql]) => `'${name}', ${sql}`).join(', ')}) ORDER BY s.activated_at, s.id), '[]'::json)
+  `(SELECT coalesce(json_agg(json_build_object(${STORE_FUNCTION_FIELDS.map(([name, sql]) => `'${name}', ${sql}`).join(', ')}) ORDER BY ${ACTIVATION_ORDER}), '[]'::json)
      FROM ${STORE_FUNCTION_FROM} WHERE s.store_id = ${storeId} AND s.active)`;
 
 /** The merchant's list: active functions in activation order, then the inactive ones. */
 export async function listStoreFunctions(q: Queryable, storeId: string): Promise<StoreFunctionRow[]> {
   const { rows } = await q.query<StoreFunctionRow>(
     `SELECT ${STORE_FUNCTION_COLUMNS} FROM ${STORE_FUNCTION_FROM}
-      WHERE s.store_id = $1 ORDER BY s.active DESC, s.activated_at, s.id`,
+      WHERE s.store_id = $1 ORDER BY s.active DESC, ${ACTIVATION_ORDER}`,
     [storeId],
   );
   return rows;
@@ -177,7 +185,7 @@ export async function findStoreFunction(q: Queryable, storeId: string, functionI
 export async function activeStoreFunctions(q: Queryable, storeId: string): Promise<StoreFunctionRow[]> {
   const { rows } = await q.query<StoreFunctionRow>(
     `SELECT ${STORE_FUNCTION_COLUMNS} FROM ${STORE_FUNCTION_FROM}
-      WHERE s.store_id = $1 AND s.active ORDER BY s.activated_at, s.id`,
+      WHERE s.store_id = $1 AND s.active ORDER BY ${ACTIVATION_ORDER}`,
     [storeId],
     { name: 'active_store_functions' },
   );

@@ -68,13 +68,23 @@ export interface AutomaticDiscount {
 
 type DiscountValue = { percentage?: number; fixedAmount?: string };
 
-/** "5", "5.00", "4.999" -> hundredths, half up (the output schema allows up to 6 decimals). */
-function hundredthsOf(decimal: string): number {
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/**
+ * "5", "5.00", "4.999" -> hundredths, half up (the output schema allows up to 6 decimals). A
+ * bigint: the schema allows 15 integer digits, and 10^15 hundredths is past the doubles' exact
+ * integers (C5.2: money without binary floating point), so "999999999999999.99" came back as
+ * 100000000000000000 and its `value` as "1000000000000000.00".
+ */
+function hundredthsOf(decimal: string): bigint {
   const m = /^(\d+)(?:\.(\d+))?$/.exec(decimal);
-  if (!m) return 0;
+  if (!m) return 0n;
   const frac = (m[2] ?? '').padEnd(3, '0');
-  return Number(m[1]) * 100 + Number(frac.slice(0, 2)) + (Number(frac[2]) >= 5 ? 1 : 0);
+  return BigInt(m[1]) * 100n + BigInt(frac.slice(0, 2)) + (Number(frac[2]) >= 5 ? 1n : 0n);
 }
+
+/** Hundredths as a decimal string with two decimals, exactly. */
+const hundredthsText = (h: bigint) => `${h / 100n}.${String(h % 100n).padStart(2, '0')}`;
 
 /**
  * orderDiscountAdd and productDiscountAdd (C11.3), after the discount code, in activation order.
@@ -94,10 +104,12 @@ export function computeAutomaticDiscounts(lines: readonly DiscountLine[], output
     if (!spec) continue;
     const value = spec.value as DiscountValue;
     const percentBp = value.percentage !== undefined ? Math.round(value.percentage * 100) : null;
-    const fixedMinor = value.fixedAmount !== undefined ? hundredthsOf(value.fixedAmount) : 0;
+    const fixedMinor = value.fixedAmount !== undefined ? hundredthsOf(value.fixedAmount) : 0n;
+    // Whole steps of the fixed amount, at most what the checkout could ever take (a safe number).
+    const fixedSteps = Number(min(fixedMinor / BigInt(step), BigInt(Math.floor(itemsMinor / step))));
     const amounts = lines.map(() => 0);
     if (op.orderDiscountAdd) {
-      const wanted = percentBp !== null ? mulDivRound(itemsMinor, percentBp, 10_000 * step) : stepsOf(fixedMinor);
+      const wanted = percentBp !== null ? mulDivRound(itemsMinor, percentBp, 10_000 * step) : fixedSteps;
       const room = left.map(stepsOf);
       const steps = Math.min(wanted, room.reduce((s, x) => s + x, 0));
       allocate(steps, room).forEach((n, i) => (amounts[i] = n * step));
@@ -106,7 +118,7 @@ export function computeAutomaticDiscounts(lines: readonly DiscountLine[], output
       if (!named.size) continue;
       lines.forEach((line, i) => {
         if (!named.has(line.id)) return;
-        const wanted = percentBp !== null ? mulDivRound(line.lineMinor, percentBp, 10_000 * step) : stepsOf(fixedMinor);
+        const wanted = percentBp !== null ? mulDivRound(line.lineMinor, percentBp, 10_000 * step) : fixedSteps;
         amounts[i] = Math.min(wanted, stepsOf(left[i])) * step;
       });
     }
@@ -114,7 +126,7 @@ export function computeAutomaticDiscounts(lines: readonly DiscountLine[], output
     out.push({
       title: String(spec.message),
       valueType: percentBp !== null ? 'percentage' : 'fixed_amount',
-      value: percentBp !== null ? (percentBp / 100).toFixed(2) : (fixedMinor / 100).toFixed(2),
+      value: percentBp !== null ? (percentBp / 100).toFixed(2) : hundredthsText(fixedMinor),
       lineAmountsMinor: amounts,
       amountMinor: amounts.reduce((s, x) => s + x, 0),
     });
