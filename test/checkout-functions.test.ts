@@ -119,6 +119,28 @@ describe('C11.3 payment methods', () => {
   });
 });
 
+describe('C11.3 the functions of a change see the checkout as changed', () => {
+  it('a payment method and a shipping rate chosen by a PATCH are in that PATCH\'s input.checkout, and their errors show at once', async () => {
+    const s = await storeWith([
+      { handle: 'no-cod', target: VALIDATION, expression: '{"operations": input.checkout.payment_method == "cod" ? [{"validationAdd": {"errors": [{"message": "No cash on delivery", "target": "cart"}]}}] : []}' },
+      { handle: 'no-express', target: VALIDATION, expression: '{"operations": has(input.checkout.shipping_line) && input.checkout.shipping_line != null && input.checkout.shipping_line.title == "Express" ? [{"validationAdd": {"errors": [{"message": "No express to this address", "target": "cart"}]}}] : []}' },
+    ]);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const express = await zone(s.merchant.storeId, 'Express', 1299);
+    const c = await started(s, product);
+
+    const cod = await change(s, c.token, { payment_method: 'cod' });
+    expect(cod.statusCode, cod.body).toBe(200);
+    expect(cod.json().data.checkout.validation_errors).toEqual([{ message: 'No cash on delivery', target: 'cart' }]);
+    const card = await change(s, c.token, { payment_method: 'card', shipping_rate: { handle: express } });
+    expect(card.statusCode, card.body).toBe(200);
+    expect(card.json().data.checkout.validation_errors).toEqual([{ message: 'No express to this address', target: 'cart' }]);
+    // What a GET shows is what that change's runs gave.
+    expect((await read(s, c.token)).json().data.checkout.validation_errors).toEqual([{ message: 'No express to this address', target: 'cart' }]);
+    expectEnvelopeError(await complete(s, c.token), 422);
+  });
+});
+
 describe('C11.3 validations', () => {
   it("the functions' errors are the checkout's validation_errors and block completion until they are gone", async () => {
     const s = await storeWith([{

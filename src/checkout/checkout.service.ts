@@ -11,6 +11,8 @@ import type { Queryable } from '../db/db.js';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { hundredthsStep } from '../currencies.js';
+import { parseMoney } from '../money.js';
+import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { computeTotals, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
 import { computeAutomaticDiscounts } from '../functions/operations.js';
@@ -175,7 +177,9 @@ async function withCartFunctions(deps: Deps, call: FunctionCheckout, active: Act
   return { results, state: results ? finishState(priced, results) : before };
 }
 
-const minorOf = (price: string) => Math.round(Number(price) * 100);
+// A rate's price (a decimal string, C5.2) in hundredths, exactly: through a binary double, a live
+// rate's price above about 10^12 came back a hundredth off (C15.3 allows any safe integer).
+const minorOf = (price: string) => parseMoney(price)!;
 const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 
 /**
@@ -254,30 +258,33 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   if (body.shipping_address !== undefined) changes.shipping_address = body.shipping_address === null ? null : readAddress(body.shipping_address);
   // New lines or a new address change the rates on offer: the buyer chooses again (docs/decisions.md).
   if (changes.line_items !== undefined || changes.shipping_address !== undefined) changes.shipping_rate = null;
+  if (body.shipping_rate === null) changes.shipping_rate = null;
+  // The payment method asked for is part of the checkout the functions see (C11.3: `input.checkout`
+  // is the checkout as C15.1 shows it, so as changed); whether it is offered is known after them.
+  if (body.payment_method !== undefined) changes.payment_method = body.payment_method;
   let next: CheckoutRow = { ...current, ...changes };
   if (changes.discount_code !== undefined) await assertDiscountApplies(deps, deps.db, next);
   // C11.4: the cart functions run on the changed checkout; what they give is the checkout's now.
   const call = functionCall(store, next, token);
   const active = byTarget(await activeStoreFunctions(deps.db, store.id));
   const priced = await pricedCheckout(deps, deps.db, next);
-  const { results, state } = await withCartFunctions(deps, call, active, priced);
+  let { results, state } = await withCartFunctions(deps, call, active, priced);
+  if (body.shipping_rate) {
+    const rates = await ratesOf(deps, call, active, state);
+    const chosen = rates.find((r) => r.handle === body.shipping_rate!.handle);
+    if (!chosen) throw unprocessable('shipping_rate is not one of the rates offered for this checkout', { shipping_rate: ['is not offered'] });
+    changes.shipping_rate = chosen;
+    // The rates are of the checkout as the functions left it, so the chosen one is known only now;
+    // the functions run again with it in `input.checkout.shipping_line`, and that run is the
+    // checkout's (what completion checks again, with every target, C11.4).
+    next = { ...next, shipping_rate: chosen };
+    ({ results, state } = await withCartFunctions(deps, call, active, { ...priced, row: next }));
+  }
   changes.function_results = results;
   // Of the checkout as changed, and of the store's address and catalog now, whatever the change was.
   changes.rate_body_sha256 = rateBodySha256Of(store.origin, next.shipping_address, priced.lines, next.currency);
-  if (body.shipping_rate !== undefined) {
-    if (body.shipping_rate === null) changes.shipping_rate = null;
-    else {
-      const rates = await ratesOf(deps, call, active, state);
-      const chosen = rates.find((r) => r.handle === body.shipping_rate!.handle);
-      if (!chosen) throw unprocessable('shipping_rate is not one of the rates offered for this checkout', { shipping_rate: ['is not offered'] });
-      changes.shipping_rate = chosen;
-    }
-  }
-  if (body.payment_method !== undefined) {
-    if (body.payment_method !== null && !state.paymentMethods.some((m) => m.handle === body.payment_method)) {
-      throw unprocessable('payment_method is not one of the payment methods offered for this checkout', { payment_method: ['is not offered'] });
-    }
-    changes.payment_method = body.payment_method;
+  if (body.payment_method != null && !state.paymentMethods.some((m) => m.handle === body.payment_method)) {
+    throw unprocessable('payment_method is not one of the payment methods offered for this checkout', { payment_method: ['is not offered'] });
   }
   next = await deps.db.transaction(async (tx) => {
     // Completed or expired meanwhile? The lock makes the answer final for this change.
@@ -337,7 +344,17 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
   };
 }
 
-export async function completeCheckout(deps: Deps, storeURL: string, token: string) {
+/** What a change can set (C15.1), all an order is built from: equal, and the order is the same. */
+const BUYER_CHOICES = ['email', 'line_items', 'shipping_address', 'shipping_rate', 'discount_code', 'note', 'payment_method'] as const;
+const sameBuyerChoices = (a: CheckoutRow, b: CheckoutRow) => BUYER_CHOICES.every((k) => isDeepStrictEqual(a[k], b[k]));
+
+/** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */
+class ChangedMeanwhile extends Error {}
+
+/** Times a completion starts over because the checkout kept changing under it, before a 409. */
+const COMPLETION_ATTEMPTS = 3;
+
+export async function completeCheckout(deps: Deps, storeURL: string, token: string, attempt = 1): Promise<ReturnType<typeof orderView>> {
   const { store, row, catalog, zones, shipping, functions, cached } = await checkoutForQuote(deps, storeURL, token);
   assertOpen(row, deps.clock.now());
   // C11.4: at completion every target's functions run again; their validation errors block it.
@@ -351,14 +368,28 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));
   const rate = state.requiresShipping ? rates.find((r) => r.handle === row.shipping_rate!.handle)! : null;
   const input = orderInputOf(state, rate);
-  const order = await retryingNewCustomer(() =>
-    deps.db.transaction(async (tx) => {
-      const locked = await checkoutOf(tx, store, token, { lock: true });
-      assertOpen(locked, deps.clock.now());
-      const placed = await placeOrderInTx(deps, tx, store.id, input);
-      await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results);
-      return placed;
-    }, ORDER_TRANSACTION),
-  );
+  let order;
+  try {
+    order = await retryingNewCustomer(() =>
+      deps.db.transaction(async (tx) => {
+        const locked = await checkoutOf(tx, store, token, { lock: true });
+        assertOpen(locked, deps.clock.now());
+        // The order is built from the checkout as read before the lock (its rates and functions
+        // are asked outside the transaction). A change that landed since (new lines, address,
+        // email, payment method...) would leave an order of a checkout that no longer exists, the
+        // checkout showing something else as completed (C15.1: the order is the checkout's): start
+        // over from the checkout as it now stands. (By what the buyer chose, not by `updated_at`:
+        // two changes within one millisecond, or on a test clock that stands still, share it.)
+        if (!sameBuyerChoices(locked, row)) throw new ChangedMeanwhile();
+        const placed = await placeOrderInTx(deps, tx, store.id, input);
+        await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results);
+        return placed;
+      }, ORDER_TRANSACTION),
+    );
+  } catch (err) {
+    if (!(err instanceof ChangedMeanwhile)) throw err;
+    if (attempt >= COMPLETION_ATTEMPTS) throw conflict('The checkout changed while it was being completed; complete it again');
+    return completeCheckout(deps, storeURL, token, attempt + 1);
+  }
   return orderView(order, deps.config.baseUrl);
 }

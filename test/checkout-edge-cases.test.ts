@@ -1,0 +1,146 @@
+// Edge cases of the buyer checkout (C15.1), merchant zone rates (C15.2) and shipping apps'
+// live rates (C15.3): each test failed before its fix.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, type Harness } from './helpers/harness.js';
+import { checkoutCalls } from './helpers/checkout.js';
+import { expectEnvelopeError } from './helpers/expect.js';
+import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
+import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
+import { address, insertProduct, orderStore, stockOf, uniq } from './helpers/orders.js';
+import { uuidv7 } from '../src/ids.js';
+import { alpha2 } from '../src/shipping/countries.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h?.close());
+
+const { create, read, change, complete } = checkoutCalls(() => h);
+
+async function zone(storeId: string, z: { name: string; countries: string[]; price: number }) {
+  const id = uuidv7();
+  await h.db.query(
+    `INSERT INTO shipping_zones (id, store_id, name, countries, price_minor, type, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::jsonb, $5, 'Simple', now(), now())`,
+    [id, storeId, z.name, JSON.stringify(z.countries), z.price],
+  );
+  return id;
+}
+
+/** A store with a shipping app whose receiver answers `answer`. */
+async function storeWithShippingApp(rx: Receiver) {
+  const s = await orderStore(h);
+  const partner = await signupPartner(h);
+  const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
+  await installApp(h, s.merchant, app);
+  return { s, app };
+}
+
+const ratesReply = (totalPrice: string) => ({
+  status: 200,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ rates: [{ service_name: 'Courier', service_code: 'courier', total_price: totalPrice, currency: 'USD' }] }),
+});
+
+describe('ISO 3166-1 alpha-2 country codes (C15.1, C6.10)', () => {
+  // `'ﬁ'.toUpperCase()` is 'FI', `'ı'.toUpperCase()` is 'I' and `'ſ'.toUpperCase()` is 'S': a code
+  // upper-cased before it is checked let non-ASCII forms through as another country's code.
+  const lookalikes = ['ﬁ', 'ıt', 'ſe', 'ﬆ'];
+
+  it('a shipping address whose country_code only upper-cases to a code -> 400', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId);
+    for (const code of lookalikes) {
+      const res = await create(s, { line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: { ...address, country_code: code } });
+      expectEnvelopeError(res, 400, /^shipping_address\.country_code /);
+    }
+    // ASCII in any case, and surrounding blanks, stay accepted.
+    const ok = await create(s, { line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: { ...address, country_code: ' gb ' } });
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect(ok.json().data.checkout.shipping_address.country_code).toBe('GB');
+  });
+
+  it('a shipping zone with such a code -> 400 envelope', async () => {
+    const s = await storeWithApp(h, { scopes: ['read_shipping', 'write_shipping'], tier: 'enterprise' });
+    for (const code of lookalikes) {
+      const res = await h.req('POST', '/api/v1/shipping_zones.json', { token: s.accessToken, body: { name: `Zone ${uniq()}`, countries: [code], price: '1.00' } });
+      expectEnvelopeError(res, 400, /^countries /);
+    }
+    expect(alpha2('fi')).toBe('FI');
+    for (const code of lookalikes) expect(alpha2(code)).toBeNull();
+  });
+});
+
+describe('shipping price of a live rate (C5.2: money without binary floating point)', () => {
+  it('the chosen rate costs exactly its price, in the checkout and in the order', async () => {
+    // 90071992547093.15: Number('90071992547093.15') * 100 rounds to ...316.
+    const rx = await startReceiver(() => ratesReply('9007199254709315'));
+    try {
+      const { s, app } = await storeWithShippingApp(rx);
+      const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 5 });
+      const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address })).json().data.checkout;
+      const chosen = await change(s, c.token, { shipping_rate: { handle: `app-${app.handle}-courier` }, payment_method: 'card' });
+      expect(chosen.statusCode, chosen.body).toBe(200);
+      const checkout = chosen.json().data.checkout;
+      expect(checkout.shipping_line.price).toBe('90071992547093.15');
+      expect(checkout).toMatchObject({ shipping_price: '90071992547093.15', total_price: '90071992547103.15' });
+      const done = await complete(s, c.token);
+      expect(done.statusCode, done.body).toBe(201);
+      expect(done.json().data.order).toMatchObject({ shipping_price: '90071992547093.15', total_price: '90071992547103.15' });
+    } finally {
+      await rx.close();
+    }
+  });
+});
+
+describe('completion against a checkout changed meanwhile (C15.1)', () => {
+  it('the order is never taken from what the checkout was before a change that landed while it completed', async () => {
+    // The first quote answers at once; the completion's (the cached answer expired) takes 1.5 s,
+    // and the buyer changes the lines meanwhile (which also clears the chosen rate).
+    let asked = 0;
+    const rx = await startReceiver(() => ({ ...ratesReply('700'), delayMs: asked++ === 0 ? 0 : 1500 }));
+    try {
+      const { s, app } = await storeWithShippingApp(rx);
+      const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+      const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 2 }], shipping_address: address })).json().data.checkout;
+      expect((await change(s, c.token, { shipping_rate: { handle: `app-${app.handle}-courier` }, payment_method: 'card' })).statusCode).toBe(200);
+      await h.advance(16 * 60);
+      const completing = complete(s, c.token);
+      while (rx.received.length < 2) await new Promise((r) => setTimeout(r, 10));
+      const changed = await change(s, c.token, { line_items: [{ product_id: product.id, quantity: 5 }] });
+      expect(changed.statusCode, changed.body).toBe(200);
+      const done = await completing;
+      // The checkout as it now stands has no rate: completing it needs one.
+      expectEnvelopeError(done, 422, /a shipping rate/);
+      const after = (await read(s, c.token)).json().data.checkout;
+      expect(after).toMatchObject({ order_id: null, completed_at: null, line_items: [{ quantity: 5 }], shipping_line: null });
+      expect(await stockOf(h, product)).toBe(10);
+      const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId]);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('a change that still completes: the order is of the checkout as changed', async () => {
+    let asked = 0;
+    const rx = await startReceiver(() => ({ ...ratesReply('700'), delayMs: asked++ === 0 ? 0 : 1500 }));
+    try {
+      const { s, app } = await storeWithShippingApp(rx);
+      const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+      const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 2 }], shipping_address: address })).json().data.checkout;
+      expect((await change(s, c.token, { shipping_rate: { handle: `app-${app.handle}-courier` }, payment_method: 'card' })).statusCode).toBe(200);
+      await h.advance(16 * 60);
+      const completing = complete(s, c.token);
+      while (rx.received.length < 2) await new Promise((r) => setTimeout(r, 10));
+      const email = `late-${uniq()}@example.com`;
+      expect((await change(s, c.token, { email, payment_method: 'cod', note: 'leave at the door' })).statusCode).toBe(200);
+      const done = await completing;
+      expect(done.statusCode, done.body).toBe(201);
+      expect(done.json().data.order).toMatchObject({ email, financial_status: 'pending', note: 'leave at the door' });
+    } finally {
+      await rx.close();
+    }
+  });
+});
