@@ -3,7 +3,10 @@
 // `parseAs: 'buffer'`, inside a plugin so the app's other routes keep Fastify's JSON parsing.
 // `bodyLimit` bounds the body (Fastify answers 413 past it).
 //
-//   CLIENT_SECRET=... PORT=8788 node --import tsx packages/app-sdk/examples/fastify.ts
+//   CLIENT_SECRET=... PORT=8788 node --conditions=svc-source --import tsx packages/app-sdk/examples/fastify.ts
+//
+// (from the repository's root: `--conditions=svc-source` resolves @svc/app-sdk to its sources, as
+// there is no built dist/ in the repository; packages/app-sdk/README.md)
 //
 // Manifest: `extensions.shipping.ratesUrl` = http://<host>:8788/platform/rates, webhooks and
 // `gdprUrls` at http://<host>:8788/platform/webhooks.

@@ -2,7 +2,10 @@
 // and webhooks (the `X-SVC-Topic` header tells them apart). Each is read with a size bound,
 // verified over its raw bytes with the app's client secret and parsed into a typed message.
 //
-//   CLIENT_SECRET=... PORT=8787 node --import tsx packages/app-sdk/examples/node-http.ts
+//   CLIENT_SECRET=... PORT=8787 node --conditions=svc-source --import tsx packages/app-sdk/examples/node-http.ts
+//
+// (from the repository's root: `--conditions=svc-source` resolves @svc/app-sdk to its sources, as
+// there is no built dist/ in the repository; packages/app-sdk/README.md)
 //
 // Declare it in the app's manifest: `extensions.shipping.ratesUrl` and `extensions.webhooks[].uri`
 // (and the `gdprUrls`) at http://<host>:8787/.

@@ -26,7 +26,15 @@ const USAGE = `usage:
   svc-app webhook verify --secret <client secret> --request <file>
   svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>`;
 
-const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8'));
+// A file that is not JSON is named in the error: a bare JSON.parse message says neither which file nor why.
+const readJson = async (path: string) => {
+  const text = await readFile(path, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${path} is not JSON: ${(err as Error).message}`);
+  }
+};
 
 function need(values: Record<string, string | undefined>, ...names: string[]): void {
   const missing = names.filter((n) => !values[n]);
@@ -35,13 +43,53 @@ function need(values: Record<string, string | undefined>, ...names: string[]): v
 
 class UsageError extends Error {}
 
+/** `--base` as the platform's http(s) URL without a trailing slash; anything else is a usage error. */
+function platformBase(base: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(base);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(`--base must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${base})`);
+  return base.replace(/\/+$/, '');
+}
+
+/**
+ * POSTs a JSON body to the platform with the developer JWT. Undici's bare "fetch failed" and a
+ * JSON.parse error on an HTML page say neither where nor why: these errors name the address (never
+ * the token) and the cause, e.g. ECONNREFUSED, or that what answered is not the platform.
+ */
+async function postToPlatform(url: string, token: string, body: unknown): Promise<{ res: Response; json: { data?: any; message?: string } }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+    throw new Error(`could not reach the platform at ${url}: ${cause?.message || cause?.code || (err as Error).message}`);
+  }
+  const text = await res.text();
+  try {
+    return { res, json: JSON.parse(text) };
+  } catch {
+    throw new Error(`${url} answered ${res.status} with a body that is not JSON: is --base the platform's URL?`);
+  }
+}
+
 export async function main(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
   const [area, command, ...rest] = argv;
-  const { values } = parseArgs({
-    args: rest,
-    options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address'].map((o) => [o, { type: 'string' as const }])),
-  });
   try {
+    // Inside the try: an unknown option or a stray argument is a usage error (exit 2, with the usage), not a crash.
+    let values: Record<string, string | undefined>;
+    try {
+      ({ values } = parseArgs({
+        args: rest,
+        options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address'].map((o) => [o, { type: 'string' as const }])),
+      }) as { values: Record<string, string | undefined> });
+    } catch (err) {
+      if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((err as Error).message);
+      throw err;
+    }
     if (area === 'function' && command === 'run') {
       need(values, 'target', 'expression', 'input');
       const result = evaluateOnce({
@@ -56,12 +104,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     if (area === 'function' && command === 'replay') {
       need(values, 'base', 'token', 'app', 'handle', 'run');
       const body = values.expression ? { expression: await readFile(values.expression, 'utf8') } : {};
-      const res = await fetch(`${values.base!.replace(/\/+$/, '')}/apps/developer/${values.app}/functions/${values.handle}/runs/${values.run}/replay`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${values.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const json = (await res.json()) as { data?: { status?: string }; message?: string };
+      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${values.app}/functions/${values.handle}/runs/${values.run}/replay`, values.token!, body);
       out(JSON.stringify(json.data ?? json, null, 2));
       return res.status === 200 && json.data?.status === 'success' ? 0 : 1;
     }
@@ -75,13 +118,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     }
     if (area === 'webhook' && command === 'trigger') {
       need(values, 'base', 'token', 'app', 'topic', 'address');
-      const res = await fetch(`${values.base!.replace(/\/+$/, '')}/apps/developer/${values.app}/webhooks/test`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${values.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ topic: values.topic, address: values.address }),
-      });
-      const json = (await res.json()) as { data?: { delivery: { deliveryId: string; webhookId: string }; outcome: { success: boolean } } };
-      const data = json.data;
+      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${values.app}/webhooks/test`, values.token!, { topic: values.topic, address: values.address });
+      const data = json.data as { delivery: { deliveryId: string; webhookId: string }; outcome: { success: boolean } } | undefined;
       // The outcome with the ids to find the delivery in the log by; a refusal as the platform sent it.
       out(JSON.stringify(data ? { deliveryId: data.delivery.deliveryId, webhookId: data.delivery.webhookId, ...data.outcome } : json, null, 2));
       return res.status === 200 && data?.outcome.success ? 0 : 1;

@@ -120,7 +120,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private change(fn: (all: Record<string, Tokens>) => void): Promise<void> {
-    this.writing = this.writing.then(async () => {
+    const write = this.writing.then(async () => {
       const all = await this.readAll();
       fn(all);
       await mkdir(dirname(this.path), { recursive: true });
@@ -128,7 +128,10 @@ export class FileTokenStore implements TokenStore {
       await writeFile(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
       await rename(tmp, this.path);
     });
-    return this.writing;
+    // The failure is this write's caller's to see; the queue itself must not stay rejected, or one
+    // failed write (a full disk for a moment) would fail every later get and set of the process.
+    this.writing = write.catch(() => undefined);
+    return write;
   }
 
   async get(shop: string) {
@@ -149,6 +152,12 @@ export class FileTokenStore implements TokenStore {
  */
 export class TokenKeeper {
   private readonly inFlight = new Map<string, Promise<Tokens>>();
+  /**
+   * Tokens a refresh obtained that the store failed to save. The platform has already rotated the
+   * refresh token (C4.5): presenting the saved, older one again would be taken as reuse and revoke
+   * the installation. So they are used from here, and saved again on each use until it succeeds.
+   */
+  private readonly unsaved = new Map<string, Tokens>();
 
   constructor(
     private readonly app: AppCredentials,
@@ -158,17 +167,32 @@ export class TokenKeeper {
 
   /** Saves the first tokens of an installation (after `exchangeCode`). */
   async install(shop: string, tokens: Tokens): Promise<void> {
+    this.unsaved.delete(shop);
     await this.store.set(shop, tokens);
   }
 
   /** Forgets a store (after `app/uninstalled`, or `shop/redact` once completed): its tokens are deleted. */
   async forget(shop: string): Promise<void> {
+    this.unsaved.delete(shop);
     await this.store.delete(shop);
+  }
+
+  /** The store's tokens: those a failed save left in memory first (saved again now), else the store's. */
+  private async current(shop: string): Promise<Tokens | null> {
+    const unsaved = this.unsaved.get(shop);
+    if (!unsaved) return this.store.get(shop);
+    try {
+      await this.store.set(shop, unsaved);
+      if (this.unsaved.get(shop) === unsaved) this.unsaved.delete(shop);
+    } catch {
+      // Still not saved: they stay in memory, and serve this call all the same.
+    }
+    return unsaved;
   }
 
   async accessToken(shop: string): Promise<string> {
     const now = this.options.now ?? Date.now;
-    const tokens = await this.store.get(shop);
+    const tokens = await this.current(shop);
     if (!tokens) throw new Error(`no tokens for ${shop}: the app is not installed there`);
     if (tokens.accessExpiresAt - (this.options.marginMs ?? 60_000) > now()) return tokens.accessToken;
     return (await this.refresh(shop)).accessToken;
@@ -179,10 +203,17 @@ export class TokenKeeper {
     const running = this.inFlight.get(shop);
     if (running) return running;
     const job = (async () => {
-      const current = await this.store.get(shop);
+      const current = await this.current(shop);
       if (!current) throw new Error(`no tokens for ${shop}: the app is not installed there`);
       const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
-      await this.store.set(shop, next);
+      try {
+        await this.store.set(shop, next);
+        this.unsaved.delete(shop);
+      } catch (err) {
+        // The caller sees the failure; the new tokens are kept (see `unsaved`), not lost.
+        this.unsaved.set(shop, next);
+        throw err;
+      }
       return next;
     })().finally(() => this.inFlight.delete(shop));
     this.inFlight.set(shop, job);

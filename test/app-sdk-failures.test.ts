@@ -1,0 +1,223 @@
+// The developer kit as an app developer meets it (packages/app-sdk, its CLI and examples): bugs
+// found by following its documents literally.
+// - FileTokenStore: one failed write (a full disk for a moment) left its write queue rejected, so
+//   every later get and set of the process failed too, and a TokenKeeper on it could never serve or
+//   refresh a token again until the app restarted.
+// - TokenKeeper: when saving a refresh's tokens failed, they were dropped, and the next refresh
+//   presented the refresh token the platform had already rotated: reuse detection (C4.5) revoked
+//   the whole installation.
+// - svc-app: an unknown option or a stray argument crashed (exit 1, no usage) where the README
+//   promises exit 2 on a usage error; an unreachable or wrong --base printed only undici's bare
+//   "fetch failed" or a JSON.parse error, naming neither the address nor the cause.
+// - packages/app-sdk/examples: the run line in each example's header did not start it in this
+//   repository (no built dist/ without `--conditions=svc-source`).
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
+import { createTestApp, signupMerchant, signupPartner } from './helpers/actors.js';
+import { freePort, ROOT } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
+import { main } from '../packages/app-sdk/src/cli.js';
+import { exchangeCode, FileTokenStore, MemoryTokenStore, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
+
+let h: Harness;
+let base: string;
+beforeAll(async () => {
+  h = await createHarness();
+  base = await listenOnLoopback(h);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('FileTokenStore after a failed write', () => {
+  it('the failure is the writer\'s alone: later reads, writes and a real refresh through a TokenKeeper still work', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { scopes: ['read_products'] });
+    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+    const auth = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
+    const handoff = verifyHandoff(new URL(auth.json().data.redirectUrl).searchParams, app.clientSecret);
+    if (!handoff.ok) throw new Error(handoff.reason);
+
+    const path = join(tempDir('svc-sdk-tokens-'), 'tokens.json');
+    const store = new FileTokenStore(path);
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, await exchangeCode(creds, handoff));
+
+    // A write that fails: its temporary file cannot be written (a directory stands in its place).
+    const blocker = `${path}.${process.pid}.tmp`;
+    mkdirSync(blocker);
+    const other: Tokens = { accessToken: 'a', refreshToken: 'r', accessExpiresAt: 1, refreshExpiresAt: 2, scopes: [] };
+    await expect(store.set('other-store', other)).rejects.toMatchObject({ code: 'EISDIR' });
+    rmdirSync(blocker);
+
+    // The cause is gone: the store works again.
+    expect(await store.get('other-store')).toBeNull();
+    const installed = await store.get(merchant.slug);
+    expect(installed?.accessToken).toMatch(/^svcat_/);
+    const refreshed = await keeper.refresh(merchant.slug);
+    expect(refreshed.accessToken).not.toBe(installed!.accessToken);
+    expect(JSON.parse(readFileSync(path, 'utf8'))[merchant.slug].accessToken).toBe(refreshed.accessToken);
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${await keeper.accessToken(merchant.slug)}` } });
+    expect(api.status).toBe(200);
+  });
+});
+
+describe('TokenKeeper when saving refreshed tokens fails', () => {
+  /** A store whose next `set` fails, as a full disk or a lost database connection would. */
+  class FlakyStore extends MemoryTokenStore {
+    failNext = false;
+    override async set(shop: string, tokens: Tokens) {
+      if (this.failNext) {
+        this.failNext = false;
+        throw new Error('disk full');
+      }
+      await super.set(shop, tokens);
+    }
+  }
+
+  it('keeps the new tokens: the caller sees the failure, the installation is not revoked (C4.5), and they are saved on the next use', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { scopes: ['read_products'] });
+    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+    const auth = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
+    const handoff = verifyHandoff(new URL(auth.json().data.redirectUrl).searchParams, app.clientSecret);
+    if (!handoff.ok) throw new Error(handoff.reason);
+    const store = new FlakyStore();
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, await exchangeCode(creds, handoff));
+    const installed = (await store.get(merchant.slug))!;
+
+    store.failNext = true;
+    await expect(keeper.refresh(merchant.slug)).rejects.toThrow('disk full');
+    expect((await store.get(merchant.slug))!.refreshToken).toBe(installed.refreshToken);
+
+    // The next refresh presents the rotated token, not the saved (already used) one.
+    const again = await keeper.refresh(merchant.slug);
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${again.accessToken}` } });
+    expect(api.status).toBe(200);
+    expect((await store.get(merchant.slug))!.accessToken).toBe(again.accessToken);
+
+    // A failed save and then an ordinary call: served from memory, and saved by that call.
+    store.failNext = true;
+    await expect(keeper.refresh(merchant.slug)).rejects.toThrow('disk full');
+    const token = await keeper.accessToken(merchant.slug);
+    expect((await store.get(merchant.slug))!.accessToken).toBe(token);
+    const served = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${token}` } });
+    expect(served.status).toBe(200);
+  });
+});
+
+describe('svc-app: usage errors and unhelpful failures', () => {
+  const capture = () => {
+    const lines: string[] = [];
+    return { lines, out: (l: string) => void lines.push(l) };
+  };
+
+  it('an unknown option or a stray argument is a usage error: exit 2 and the usage, as for a missing option', async () => {
+    for (const argv of [
+      ['function', 'run', '--target', 'cart.validations.generate.run', '--expr', 'x.cel', '--input', 'i.json'],
+      ['webhook', 'verify', '--secret', 's', '--request', 'r.json', 'extra'],
+    ]) {
+      const { lines, out } = capture();
+      expect(await main(argv, out), argv.join(' ')).toBe(2);
+      expect(lines.join('\n')).toContain('usage:');
+    }
+    const { lines, out } = capture();
+    expect(await main(['function', 'run', '--target', 'cart.validations.generate.run', '--expr', 'x.cel'], out)).toBe(2);
+    expect(lines.join('\n')).toMatch(/Unknown option '--expr'/);
+  });
+
+  it('--base that is not an http(s) URL is a usage error', async () => {
+    const { lines, out } = capture();
+    const code = await main(['webhook', 'trigger', '--base', 'localhost:3000', '--token', 't', '--app', 'a', '--topic', 'orders/create', '--address', 'http://x'], out);
+    expect(code).toBe(2);
+    expect(lines.join('\n')).toContain('--base must be');
+  });
+
+  it('a platform that cannot be reached: the error names the address and the cause, never the token', async () => {
+    const port = await freePort(); // nothing listens there
+    const token = 'eyJsecret.developer.jwt';
+    const err = await main(['webhook', 'trigger', '--base', `http://127.0.0.1:${port}`, '--token', token, '--app', 'a1', '--topic', 'orders/create', '--address', 'http://x'], () => {})
+      .then(() => null, (e: Error) => e);
+    expect(err?.message).toContain(`http://127.0.0.1:${port}/apps/developer/a1/webhooks/test`);
+    expect(err?.message).toContain('ECONNREFUSED');
+    expect(err?.message).not.toContain(token);
+    const replay = await main(['function', 'replay', '--base', `http://127.0.0.1:${port}/`, '--token', token, '--app', 'a1', '--handle', 'h', '--run', 'r'], () => {})
+      .then(() => null, (e: Error) => e);
+    expect(replay?.message).toMatch(/could not reach the platform at http:\/\/127\.0\.0\.1:\d+\/apps\/developer\/a1\/functions\/h\/runs\/r\/replay: .*ECONNREFUSED/);
+  });
+
+  it('an address that is not the platform (answers HTML): the error says what answered, not a JSON.parse message', async () => {
+    const server = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<!DOCTYPE html><p>not here</p>'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const err = await main(['webhook', 'trigger', '--base', url, '--token', 't', '--app', 'a1', '--topic', 'orders/create', '--address', 'http://x'], () => {})
+        .then(() => null, (e: Error) => e);
+      expect(err?.message).toBe(`${url}/apps/developer/a1/webhooks/test answered 404 with a body that is not JSON: is --base the platform's URL?`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('against the real platform it still prints the platform\'s own refusal (exit 1)', async () => {
+    const partner = await signupPartner(h);
+    const { lines, out } = capture();
+    const code = await main(['webhook', 'trigger', '--base', `${base}/`, '--token', partner.token, '--app', '00000000-0000-7000-8000-000000000000', '--topic', 'orders/create', '--address', 'http://x'], out);
+    expect(code).toBe(1);
+    expect(JSON.parse(lines.join('\n'))).toMatchObject({ state: 'error', status: 404 });
+  });
+
+  it('a saved request or input that is not JSON is named in the error', async () => {
+    const dir = tempDir('svc-sdk-cli-');
+    const file = join(dir, 'request.json');
+    writeFileSync(file, 'not json');
+    const err = await main(['webhook', 'verify', '--secret', 's', '--request', file], () => {}).then(() => null, (e: Error) => e);
+    expect(err?.message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not JSON: `));
+  });
+});
+
+describe('packages/app-sdk/examples: the run line in each header works as written from the repository root', () => {
+  for (const file of ['node-http.ts', 'fastify.ts']) {
+    it(file, async () => {
+      const source = readFileSync(join(ROOT, 'packages/app-sdk/examples', file), 'utf8');
+      const line = /^\/\/\s+(CLIENT_SECRET=\.\.\. PORT=\d+ node .*)$/m.exec(source)?.[1];
+      expect(line, 'the header shows how to run it').toBeDefined();
+      const words = line!.split(/\s+/);
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+      while (/^[A-Z_]+=/.test(words[0])) {
+        const [name, value] = words.shift()!.split('=');
+        env[name] = value;
+      }
+      env.CLIENT_SECRET = 'example-secret';
+      env.PORT = String(await freePort());
+      expect(words[0]).toBe('node');
+      const child = spawn(process.execPath, words.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (c: Buffer) => (output += c));
+      child.stderr.on('data', (c: Buffer) => (output += c));
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      try {
+        const deadline = Date.now() + 30_000;
+        let outcome = '';
+        while (!outcome) {
+          if (/listening on/.test(output)) outcome = 'listening';
+          else if (child.exitCode !== null) outcome = `exited ${child.exitCode}: ${output}`;
+          else if (Date.now() > deadline) outcome = `timeout: ${output}`;
+          else await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(outcome).toBe('listening');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill();
+        await exited;
+      }
+    }, 40_000);
+  }
+});
