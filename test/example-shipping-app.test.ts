@@ -223,11 +223,22 @@ describe('examples/shipping-app against the platform (issue 14)', () => {
     expect(exported.shipments).toHaveLength(1);
     expect(exported.shipments[0]).toMatchObject({ email: 'buyer-e2e@example.com', trackingNumber: expect.stringMatching(/^EXS/) });
 
+    // A customer the app never shipped to: an empty export, not a missing page.
+    const stranger = await call('POST', '/apps/gdpr/data-request', { token: merchant, body: { customerEmail: 'never-shipped@example.com' } });
+    expect(stranger.status, JSON.stringify(stranger.body)).toBe(201);
+    await expect.poll(async () => (await appState(stranger.body.data.requestId)).mine?.status, { timeout: 60_000, interval: 250 }).toBe('completed');
+    const strangerUrl = (await appState(stranger.body.data.requestId)).request.dataExportUrl;
+    const empty = await fetch(strangerUrl);
+    expect(empty.status).toBe(200);
+    expect(await empty.json()).toEqual({ shipments: [] });
+
     const redact = await call('POST', '/apps/gdpr/customer-redact', { token: merchant, body: { customerId: buyer.id, customerEmail: buyer.email } });
     expect(redact.status, JSON.stringify(redact.body)).toBe(201);
     const redactId = redact.body.data.requestId;
     await expect.poll(async () => (await appState(redactId)).mine?.status, { timeout: 60_000, interval: 250 }).toBe('completed');
     // The app erased what it held: the export link of the data request now finds nothing.
     expect((await fetch(data.dataExportUrl)).status).toBe(404);
+    // Another customer's export stays.
+    expect((await fetch(strangerUrl)).status).toBe(200);
   });
 });

@@ -43,19 +43,26 @@ export class Shipments {
     return id;
   }
 
-  /** The export's content now (so an erasure since it was prepared is honoured), or null. */
+  /**
+   * The export's content now (so an erasure since it was prepared is honoured), or null when there
+   * is no such export. A customer the app holds nothing about gets an empty export: that is the
+   * answer to the data request, not a missing page.
+   */
   readExport(id: string): { shipments: Shipment[] } | null {
     const e = this.exports.get(id);
     if (!e) return null;
-    const shipments = this.ofCustomer(e.shop, { id: e.customerId, email: e.email });
-    return shipments.length ? { shipments } : null;
+    return { shipments: this.ofCustomer(e.shop, { id: e.customerId, email: e.email }) };
   }
 
-  /** customers/redact: the customer's shipments and anything exported about them. */
+  /** customers/redact: the customer's shipments and the exports prepared about them (other customers' stay). */
   eraseCustomer(shop: string, who: { id: string | null; email: string | null }, orderIds: readonly string[]): number {
     const gone = new Set(this.ofCustomer(shop, who, orderIds));
     this.byShop.set(shop, (this.byShop.get(shop) ?? []).filter((s) => !gone.has(s)));
-    for (const [id, e] of this.exports) if (e.shop === shop && this.ofCustomer(shop, { id: e.customerId, email: e.email }).length === 0) this.exports.delete(id);
+    const email = who.email?.toLowerCase() ?? null;
+    for (const [id, e] of this.exports) {
+      const same = (who.id !== null && e.customerId === who.id) || (email !== null && e.email?.toLowerCase() === email);
+      if (e.shop === shop && same) this.exports.delete(id);
+    }
     return gone.size;
   }
 
