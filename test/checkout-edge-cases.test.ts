@@ -144,3 +144,24 @@ describe('completion against a checkout changed meanwhile (C15.1)', () => {
     }
   });
 });
+
+describe('a checkout past what an order can hold (C5.2, pricing.ts MAX_ORDER_MINOR)', () => {
+  it('shows a validation error for the cart, and completion is a 422 with no order and stock untouched', async () => {
+    const s = await orderStore(h);
+    const gold = await insertProduct(h, s.merchant.storeId, { title: 'Gold', price: 1e15, stock: 100_000 });
+    const standard = await zone(s.merchant.storeId, { name: 'Standard', countries: ['GB'], price: 500 });
+    const res = await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: gold.id, quantity: 10 }], shipping_address: address });
+    expect(res.statusCode, res.body).toBe(201);
+    const chosen = await change(s, res.json().data.checkout.token, { shipping_rate: { handle: `zone-${standard}` }, payment_method: 'card' });
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    const c = chosen.json().data.checkout;
+    expect(c.validation_errors).toEqual([{ message: "The checkout's total is above the largest amount an order can hold", target: 'cart' }]);
+    expectEnvelopeError(await complete(s, c.token), 422, /largest amount an order can hold/);
+    // Fewer units: within it, the error is gone.
+    const fewer = await change(s, c.token, { line_items: [{ product_id: gold.id, quantity: 9 }] });
+    expect(fewer.json().data.checkout.validation_errors).toEqual([]);
+    expect(await stockOf(h, gold)).toBe(100_000);
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId]);
+    expect(rows[0].n).toBe(0);
+  });
+});

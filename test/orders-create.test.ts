@@ -411,3 +411,36 @@ describe('access (C7.1)', () => {
     expectEnvelopeError(await post(partner.json().data.token, orderBody(p)), 403);
   });
 });
+
+describe('C5.2 an order holds exact amounts only', () => {
+  // 2^53 - 1 = 6,361 x 1,416,003,655,831: the last total a number holds exactly, and one unit past it.
+  const UNIT_MINOR = 1_416_003_655_831;
+  const FITS = 6361;
+
+  it('POST /orders: a total of exactly 2^53 - 1 hundredths is taken to the cent; one unit more is a 400 and nothing is written', async () => {
+    const s = await orderStore(h);
+    const p = await insertProduct(h, s.merchant.storeId, { title: 'Ingot', price: UNIT_MINOR, stock: 100_000 });
+    const order = await takeOrder(h, s.merchant.token, orderBody(p, { line_items: [{ product_id: p.id, quantity: FITS }], paymentMethod: 'card' }));
+    expect(order.totalPrice).toBe('90071992547409.91');
+
+    const refused = await post(s.merchant.token, orderBody(p, { line_items: [{ product_id: p.id, quantity: FITS + 1 }], paymentMethod: 'card' }));
+    expectEnvelopeError(refused, 400, /largest amount an order can hold/);
+    // 100,000 units at the largest catalog price: a 400, not the database's out-of-range 500.
+    const gold = await insertProduct(h, s.merchant.storeId, { title: 'Gold', price: 1e15, stock: 100_000 });
+    expectEnvelopeError(await post(s.merchant.token, orderBody(gold, { line_items: [{ product_id: gold.id, quantity: 100_000 }] })), 400, /largest amount/);
+    expect(await stockOf(h, p)).toBe(100_000 - FITS);
+    expect(await stockOf(h, gold)).toBe(100_000);
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('PUT /orders/update: replacement products past it are a 400, and the order is left as it was', async () => {
+    const s = await orderStore(h);
+    const p = await insertProduct(h, s.merchant.storeId, { title: 'Ingot', price: UNIT_MINOR, stock: 100_000 });
+    const order = await takeOrder(h, s.merchant.token, orderBody(p, { line_items: [{ product_id: p.id, quantity: 1 }], paymentMethod: 'cod' }));
+    const res = await h.req('PUT', `/orders/update/${order.orderId}`, { token: s.merchant.token, body: { products: [{ productId: p.id, quantity: FITS + 1 }] } });
+    expectEnvelopeError(res, 400, /largest amount an order can hold/);
+    expect((await getOrder(s.accessToken, order.orderId)).total_price).toBe('14160036558.31');
+    expect(await stockOf(h, p)).toBe(100_000 - 1);
+  });
+});

@@ -14,7 +14,7 @@ import { hundredthsStep } from '../currencies.js';
 import { parseMoney } from '../money.js';
 import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
-import { computeTotals, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
+import { computeTotals, totalsTooLarge, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
 import { computeAutomaticDiscounts } from '../functions/operations.js';
 import { activeStoreFunctions } from '../functions/functions.repo.js';
 import { checkDiscountCode, ORDER_TRANSACTION, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
@@ -116,6 +116,8 @@ async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow, catalo
   return { row, lines, problems, applied, priceLines: priceLinesOf, step: hundredthsStep(row.currency) };
 }
 
+const TOO_LARGE_PROBLEM: ValidationProblem = { message: "The checkout's total is above the largest amount an order can hold", target: 'cart' };
+
 /**
  * The checkout as it stands with what its functions last gave (`results`, null when none ran):
  * the payment methods they left, their validation errors, and their automatic discounts after the
@@ -145,7 +147,8 @@ function finishState(p: PricedCheckout, results: FunctionResults | null): Checko
   return {
     row,
     lines,
-    problems: [...p.problems, ...(results?.validationErrors ?? [])],
+    // Past what an order can hold (pricing.ts MAX_ORDER_MINOR), said before completion refuses it.
+    problems: [...p.problems, ...(totalsTooLarge(totals) ? [TOO_LARGE_PROBLEM] : []), ...(results?.validationErrors ?? [])],
     totals,
     discounts,
     automatic,

@@ -18,7 +18,7 @@ import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder, type NewOrderInput } fr
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
 import { discountUsesBy, findOrder, insertOrder, insertTransaction, takeOrderNumber } from './orders.repo.js';
-import { computeTotals, eligible, formatTaxRate, percentToBp, type AppliedDiscount } from './pricing.js';
+import { computeTotals, eligible, formatTaxRate, percentToBp, TOTAL_TOO_LARGE, totalsTooLarge, type AppliedDiscount } from './pricing.js';
 import { deductStock } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
 
@@ -150,6 +150,7 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
     hundredthsStep(currency),
     automaticLineMinor(input, lines.length),
   );
+  if (totalsTooLarge(totals)) throw badRequest(TOTAL_TOO_LARGE);
   await deductStock(tx, stockLines(lines));
 
   const paid = (PAID_AT_ONCE as readonly string[]).includes(input.paymentMethod);

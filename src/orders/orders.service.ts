@@ -14,7 +14,7 @@ import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderView, shippingOriginalMinor, type OrderRow } from './order-view.js';
 import { deleteLineItems, findOrderAnyStore, insertTransaction, lockOrder, recordChange, setOrder } from './orders.repo.js';
 import { fulfillmentCount } from '../fulfillments/fulfillments.repo.js';
-import { computeTotals, parseTaxRate } from './pricing.js';
+import { computeTotals, parseTaxRate, TOTAL_TOO_LARGE, totalsTooLarge } from './pricing.js';
 import { deductStock, restockOrder } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
 
@@ -166,6 +166,7 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
     order.tax_rate === null ? null : parseTaxRate(order.tax_rate),
     hundredthsStep(order.currency),
   );
+  if (totalsTooLarge(totals)) throw badRequest(TOTAL_TOO_LARGE);
   await deductStock(tx, stockLines(lines));
   await insertLines(tx, order.id, lines, totals.lines.map((l) => l.discountMinor), now);
   Object.assign(set, {

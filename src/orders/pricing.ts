@@ -125,6 +125,22 @@ export function computeTotals(
   };
 }
 
+/**
+ * The largest amount an order or a checkout can come to, in minor units: 2^53 - 1, the last
+ * integer a JavaScript number holds exactly (C5.2: money is exact). Prices are bounded one by one
+ * (catalog input), but a price times a quantity, summed over the lines, is not: past this the sums
+ * above would be rounded, and the database's bigint would refuse them (a 500).
+ */
+export const MAX_ORDER_MINOR = Number.MAX_SAFE_INTEGER;
+
+/** Whether any amount of these totals is past MAX_ORDER_MINOR (and so not exact). */
+export function totalsTooLarge(t: OrderTotals): boolean {
+  return [t.itemsMinor, t.shippingOriginalMinor, t.taxMinor, t.totalMinor].some((m) => m > MAX_ORDER_MINOR);
+}
+
+/** The refusal of an order whose totals are past MAX_ORDER_MINOR: a 400, as any other bad line. */
+export const TOTAL_TOO_LARGE = `The order's total is above the largest amount an order can hold (${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_MINOR % 100} in hundredths of the currency)`;
+
 /** The per-unit price after discounts, rounded half up (final_line_price is the exact figure). */
 export function finalUnitMinor(finalLineMinor: number, quantity: number): number {
   return quantity > 0 ? mulDivRound(finalLineMinor, 1, quantity) : 0;
