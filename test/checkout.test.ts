@@ -285,6 +285,26 @@ describe('complete (C15.1)', () => {
   });
 });
 
+describe('a free-shipping code (C15.1; the order is the checkout\'s)', () => {
+  it('is shown on the checkout as on the order it becomes: 100.00 percent, the shipping waived', async () => {
+    const { s, token } = await ready();
+    await h.db.query(
+      `INSERT INTO discounts (id, store_id, code, type, status, start_date, created_at, updated_at)
+       VALUES ($1, $2, 'SHIPFREE', 'FreeShipping', 'Active', now() - interval '1 day', now(), now())`,
+      [uuidv7(), s.merchant.storeId],
+    );
+    const res = await change(s, token, { discount_code: 'SHIPFREE' });
+    expect(res.statusCode, res.body).toBe(200);
+    const c = res.json().data.checkout;
+    expect(c.discount_applications).toEqual([{ type: 'discount_code', code: 'SHIPFREE', title: 'SHIPFREE', value: '100.00', value_type: 'percentage', amount: '4.99' }]);
+    const done = await complete(s, token);
+    expect(done.statusCode, done.body).toBe(201);
+    const order = (await h.req('GET', `/api/v1/orders/${done.json().data.order.id}.json`, { token: s.accessToken })).json().order;
+    const { amount: _, ...shown } = c.discount_applications[0];
+    expect(order.discount_applications).toEqual([shown]);
+  });
+});
+
 describe('expiry, purge and erasure', () => {
   it('after 24 hours: 410 for change, rates and complete; GET still answers', async () => {
     const { s, token } = await ready();

@@ -44,7 +44,7 @@ export const CheckoutSchema = Type.Object({
     code: nullable(Type.String()),
     title: Type.String(),
     value: Type.String(),
-    value_type: StringEnum(['percentage', 'fixed_amount', 'shipping'] as const),
+    value_type: StringEnum(['percentage', 'fixed_amount'] as const),
     amount: Money(),
   })),
   payment_methods: Type.Array(Type.Object({ handle: Type.String(), title: Type.String() })),

@@ -139,7 +139,8 @@ function finishState(p: PricedCheckout, results: FunctionResults | null): Checko
       code: applied.code,
       title: applied.code,
       value: applied.type === 'Percentage' ? (applied.percentBp! / 100).toFixed(2) : applied.type === 'Flat' ? moneyText(applied.amountMinor ?? 0) : '100.00',
-      value_type: applied.type === 'Percentage' ? 'percentage' : applied.type === 'Flat' ? 'fixed_amount' : 'shipping',
+      // FreeShipping is 100 percent (of the shipping), as the order it becomes shows it (order-view.ts).
+      value_type: applied.type === 'Flat' ? 'fixed_amount' : 'percentage',
       amount: moneyText(withCode.totalDiscountMinor),
     });
   }

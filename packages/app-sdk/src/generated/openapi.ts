@@ -2651,7 +2651,7 @@ export interface operations {
                                     title: string;
                                     value: string;
                                     /** @enum {string} */
-                                    value_type: "percentage" | "fixed_amount" | "shipping";
+                                    value_type: "percentage" | "fixed_amount";
                                     /** @description decimal string, e.g. "19.90" (C5.2) */
                                     amount: string;
                                 }[];
@@ -2804,7 +2804,7 @@ export interface operations {
                                     title: string;
                                     value: string;
                                     /** @enum {string} */
-                                    value_type: "percentage" | "fixed_amount" | "shipping";
+                                    value_type: "percentage" | "fixed_amount";
                                     /** @description decimal string, e.g. "19.90" (C5.2) */
                                     amount: string;
                                 }[];
@@ -2986,7 +2986,7 @@ export interface operations {
                                     title: string;
                                     value: string;
                                     /** @enum {string} */
-                                    value_type: "percentage" | "fixed_amount" | "shipping";
+                                    value_type: "percentage" | "fixed_amount";
                                     /** @description decimal string, e.g. "19.90" (C5.2) */
                                     amount: string;
                                 }[];
