@@ -146,6 +146,22 @@ describe("a product's requires_shipping (C15.1)", () => {
   });
 });
 
+describe('a checkout that no longer ships (C15.1)', () => {
+  it('shows no shipping line and charges none once its products stop requiring shipping, as its order does; the rate is back when they ship again', async () => {
+    const { s, product, token, checkout } = await ready();
+    expect(checkout).toMatchObject({ shipping_price: '4.99', total_price: '29.99' });
+    await h.db.query('UPDATE products SET requires_shipping = false WHERE id = $1', [product.id]);
+    const digital = (await read(s, token)).json().data.checkout;
+    expect(digital).toMatchObject({ requires_shipping: false, shipping_line: null, shipping_price: '0.00', total_price: '25.00' });
+    await h.db.query('UPDATE products SET requires_shipping = true WHERE id = $1', [product.id]);
+    expect((await read(s, token)).json().data.checkout).toMatchObject({ shipping_line: checkout.shipping_line, total_price: '29.99' });
+    await h.db.query('UPDATE products SET requires_shipping = false WHERE id = $1', [product.id]);
+    const done = await complete(s, token);
+    expect(done.statusCode, done.body).toBe(201);
+    expect(done.json().data.order).toMatchObject({ total_price: '25.00', shipping_lines: [] });
+  });
+});
+
 describe('zone rates (C15.2)', () => {
   it('Simple, Weight and Price zones of the destination country, bounds included, null bounds open', async () => {
     const s = await orderStore(h);

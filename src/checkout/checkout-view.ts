@@ -101,7 +101,8 @@ export function checkoutView(token: string, s: CheckoutState): CheckoutView {
     })),
     requires_shipping: s.requiresShipping,
     shipping_address: addressView(row.shipping_address as Partial<Address> | null),
-    shipping_line: row.shipping_rate,
+    // Only while something ships (checkout.service.ts finishState): what completion would charge.
+    shipping_line: s.requiresShipping ? row.shipping_rate : null,
     discount_code: row.discount_code,
     discount_applications: s.discounts,
     payment_methods: s.paymentMethods,

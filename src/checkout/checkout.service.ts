@@ -125,7 +125,10 @@ const TOO_LARGE_PROBLEM: ValidationProblem = { message: "The checkout's total is
  */
 function finishState(p: PricedCheckout, results: FunctionResults | null): CheckoutState {
   const { row, lines, applied, step } = p;
-  const shippingMinor = row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
+  const requiresShipping = lines.some((l) => l.requiresShipping);
+  // A chosen rate counts only while something ships: the order completion makes of a checkout
+  // whose products stopped requiring shipping has none (the rate stays stored, for when they ship).
+  const shippingMinor = requiresShipping && row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
   const withCode = computeTotals(p.priceLines, shippingMinor, applied, null, step);
   const automatic = results?.discountOutputs.length
     ? computeAutomaticDiscounts(lines.map((l, i) => ({ id: l.id, lineMinor: withCode.lines[i].lineMinor, codeDiscountMinor: withCode.lines[i].discountMinor })), results.discountOutputs, step)
@@ -154,7 +157,7 @@ function finishState(p: PricedCheckout, results: FunctionResults | null): Checko
     discounts,
     automatic,
     paymentMethods: results?.paymentMethods ?? paymentMethodsOf(),
-    requiresShipping: lines.some((l) => l.requiresShipping),
+    requiresShipping,
   };
 }
 
