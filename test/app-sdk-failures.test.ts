@@ -18,11 +18,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
-import { createTestApp, signupMerchant, signupPartner } from './helpers/actors.js';
+import { signupPartner } from './helpers/actors.js';
 import { freePort, ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
+import { installedThroughSdk } from './helpers/sdk.js';
 import { main } from '../packages/app-sdk/src/cli.js';
-import { exchangeCode, FileTokenStore, MemoryTokenStore, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
+import { FileTokenStore, MemoryTokenStore, TokenKeeper, type Tokens } from '../packages/app-sdk/src/index.js';
 
 let h: Harness;
 let base: string;
@@ -36,18 +37,12 @@ afterAll(async () => {
 
 describe('FileTokenStore after a failed write', () => {
   it('the failure is the writer\'s alone: later reads, writes and a real refresh through a TokenKeeper still work', async () => {
-    const merchant = await signupMerchant(h);
-    const partner = await signupPartner(h);
-    const app = await createTestApp(h, partner.token, { scopes: ['read_products'] });
-    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
-    const auth = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
-    const handoff = verifyHandoff(new URL(auth.json().data.redirectUrl).searchParams, app.clientSecret);
-    if (!handoff.ok) throw new Error(handoff.reason);
+    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
 
     const path = join(tempDir('svc-sdk-tokens-'), 'tokens.json');
     const store = new FileTokenStore(path);
     const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, await exchangeCode(creds, handoff));
+    await keeper.install(merchant.slug, tokens);
 
     // A write that fails: its temporary file cannot be written (a directory stands in its place).
     const blocker = `${path}.${process.pid}.tmp`;
@@ -82,16 +77,10 @@ describe('TokenKeeper when saving refreshed tokens fails', () => {
   }
 
   it('keeps the new tokens: the caller sees the failure, the installation is not revoked (C4.5), and they are saved on the next use', async () => {
-    const merchant = await signupMerchant(h);
-    const partner = await signupPartner(h);
-    const app = await createTestApp(h, partner.token, { scopes: ['read_products'] });
-    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
-    const auth = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
-    const handoff = verifyHandoff(new URL(auth.json().data.redirectUrl).searchParams, app.clientSecret);
-    if (!handoff.ok) throw new Error(handoff.reason);
+    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
     const store = new FlakyStore();
     const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, await exchangeCode(creds, handoff));
+    await keeper.install(merchant.slug, tokens);
     const installed = (await store.get(merchant.slug))!;
 
     store.failNext = true;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { createTestApp, signupMerchant, signupPartner, type Merchant, type TestApp } from './helpers/actors.js';
 import { tempDir } from './helpers/temp-dirs.js';
+import { handoffFor as handoffFromPlatform, installedThroughSdk } from './helpers/sdk.js';
 import { signBody as platformSign } from '../src/webhooks/deliveries.repo.js';
 import {
   evaluateOnce, exchangeCode, FileTokenStore, MemoryTokenStore, PlatformError, rateReply, signBody, TokenKeeper, verifyHandoff, verifyMessage,
@@ -23,22 +24,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function handoffFor(merchant: Merchant, app: TestApp): Promise<URLSearchParams> {
-  const res = await h.req('GET', `/apps/oauth/authorize?client_id=${app.clientId}`, { token: merchant.token });
-  expect(res.statusCode, res.body).toBe(200);
-  return new URL(res.json().data.redirectUrl).searchParams;
-}
-
-async function installed() {
-  const merchant = await signupMerchant(h);
-  const partner = await signupPartner(h);
-  const app = await createTestApp(h, partner.token, { scopes: ['read_products', 'read_orders', 'read_shop'] });
-  const creds: AppCredentials = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
-  const handoff = verifyHandoff(await handoffFor(merchant, app), app.clientSecret);
-  if (!handoff.ok) throw new Error(handoff.reason);
-  const tokens = await exchangeCode(creds, handoff);
-  return { merchant, app, creds, handoff, tokens };
-}
+const handoffFor = (merchant: Merchant, app: TestApp) => handoffFromPlatform(h, merchant, app);
+const installed = () => installedThroughSdk(h, base, ['read_products', 'read_orders', 'read_shop']);
 
 describe('install: the handoff (C4.2) and the code (C4.4)', () => {
   it('accepts the platform handoff and exchanges its code; refuses a tampered, unsigned, stale or foreign one', async () => {

@@ -6,7 +6,7 @@ import { checkoutCalls } from './helpers/checkout.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
-import { address, insertProduct, orderStore, stockOf, uniq } from './helpers/orders.js';
+import { address, insertProduct, orderStore, stockOf, uniq, type TestProduct } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import { alpha2 } from '../src/shipping/countries.js';
 
@@ -95,9 +95,13 @@ describe('shipping price of a live rate (C5.2: money without binary floating poi
 });
 
 describe('completion against a checkout changed meanwhile (C15.1)', () => {
-  it('the order is never taken from what the checkout was before a change that landed while it completed', async () => {
-    // The first quote answers at once; the completion's (the cached answer expired) takes 1.5 s,
-    // and the buyer changes the lines meanwhile (which also clears the chosen rate).
+  /**
+   * A checkout with an app's rate and `card` chosen, being completed: the first quote answered at
+   * once, the completion's (its cached answer expired) takes 1.5 s. `during` runs meanwhile, once
+   * the completion has asked the app; it gets the completion's answer to await.
+   */
+  type Completing = { s: Awaited<ReturnType<typeof orderStore>>; product: TestProduct; token: string; completing: ReturnType<typeof complete> };
+  async function whileCompleting(during: (ctx: Completing) => Promise<void>) {
     let asked = 0;
     const rx = await startReceiver(() => ({ ...ratesReply('700'), delayMs: asked++ === 0 ? 0 : 1500 }));
     try {
@@ -108,40 +112,35 @@ describe('completion against a checkout changed meanwhile (C15.1)', () => {
       await h.advance(16 * 60);
       const completing = complete(s, c.token);
       while (rx.received.length < 2) await new Promise((r) => setTimeout(r, 10));
-      const changed = await change(s, c.token, { line_items: [{ product_id: product.id, quantity: 5 }] });
+      await during({ s, product, token: c.token, completing });
+    } finally {
+      await rx.close();
+    }
+  }
+
+  it('the order is never taken from what the checkout was before a change that landed while it completed', async () => {
+    await whileCompleting(async ({ s, product, token, completing }) => {
+      // New lines, which also clear the chosen rate.
+      const changed = await change(s, token, { line_items: [{ product_id: product.id, quantity: 5 }] });
       expect(changed.statusCode, changed.body).toBe(200);
-      const done = await completing;
       // The checkout as it now stands has no rate: completing it needs one.
-      expectEnvelopeError(done, 422, /a shipping rate/);
-      const after = (await read(s, c.token)).json().data.checkout;
+      expectEnvelopeError(await completing, 422, /a shipping rate/);
+      const after = (await read(s, token)).json().data.checkout;
       expect(after).toMatchObject({ order_id: null, completed_at: null, line_items: [{ quantity: 5 }], shipping_line: null });
       expect(await stockOf(h, product)).toBe(10);
       const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId]);
       expect(rows[0].n).toBe(0);
-    } finally {
-      await rx.close();
-    }
+    });
   });
 
   it('a change that still completes: the order is of the checkout as changed', async () => {
-    let asked = 0;
-    const rx = await startReceiver(() => ({ ...ratesReply('700'), delayMs: asked++ === 0 ? 0 : 1500 }));
-    try {
-      const { s, app } = await storeWithShippingApp(rx);
-      const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
-      const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 2 }], shipping_address: address })).json().data.checkout;
-      expect((await change(s, c.token, { shipping_rate: { handle: `app-${app.handle}-courier` }, payment_method: 'card' })).statusCode).toBe(200);
-      await h.advance(16 * 60);
-      const completing = complete(s, c.token);
-      while (rx.received.length < 2) await new Promise((r) => setTimeout(r, 10));
+    await whileCompleting(async ({ s, token, completing }) => {
       const email = `late-${uniq()}@example.com`;
-      expect((await change(s, c.token, { email, payment_method: 'cod', note: 'leave at the door' })).statusCode).toBe(200);
+      expect((await change(s, token, { email, payment_method: 'cod', note: 'leave at the door' })).statusCode).toBe(200);
       const done = await completing;
       expect(done.statusCode, done.body).toBe(201);
       expect(done.json().data.order).toMatchObject({ email, financial_status: 'pending', note: 'leave at the door' });
-    } finally {
-      await rx.close();
-    }
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { DELIVERY_TARGET as DELIVERY, PAYMENT_TARGET as PAYMENT, VALIDATION_TARGET as VALIDATION, DISCOUNT_TARGET as DISCOUNT } from '../src/checkout/checkout-functions.js';
 import { checkoutCalls } from './helpers/checkout.js';
+import { runsOf as waitForRuns } from './helpers/function-runs.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { storeWithApp } from './helpers/actors.js';
 import { address, insertProduct, uniq, type TestProduct } from './helpers/orders.js';
@@ -44,16 +45,7 @@ async function started(s: Store, product: TestProduct, quantity = 2) {
   return res.json().data.checkout;
 }
 
-/** Runs are recorded after the answer: wait until the app's logs hold `n` runs. */
-async function runsOf(s: Store, n: number, handle = 'all') {
-  for (let i = 0; i < 100; i++) {
-    const res = await h.req('GET', `/apps/developer/${s.app.appId}/functions/${handle}/runs?limit=250`, { token: s.partner.token });
-    const runs = res.json().data.runs;
-    if (runs.length >= n) return runs;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`fewer than ${n} runs recorded`);
-}
+const runsOf = (s: Parameters<typeof waitForRuns>[1], n: number, handle?: string) => waitForRuns(h, s, n, handle);
 
 describe('C11.3 delivery options', () => {
   it('shipping_rates are hidden, renamed and moved by the functions in activation order; a hidden rate cannot be chosen', async () => {

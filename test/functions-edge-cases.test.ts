@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { DELIVERY_TARGET as DELIVERY, PAYMENT_TARGET as PAYMENT, VALIDATION_TARGET as VALIDATION, DISCOUNT_TARGET as DISCOUNT } from '../src/checkout/checkout-functions.js';
 import { checkoutCalls } from './helpers/checkout.js';
+import { runsOf as waitForRuns } from './helpers/function-runs.js';
 import { createTestApp, installApp, signupMerchant, signupPartner, storeWithApp } from './helpers/actors.js';
 import { address, insertProduct, uniq } from './helpers/orders.js';
 import { redactCustomer } from '../src/gdpr/gdpr.redaction.js';
@@ -18,16 +19,7 @@ const SCOPES = ['read_products', 'write_products', 'read_orders', 'write_orders'
 const storeWith = (functions: object[]) => storeWithApp(h, { scopes: SCOPES, tier: 'enterprise', extensions: { functions } });
 const { create } = checkoutCalls(() => h);
 
-/** Runs are recorded after the answer: wait until the app's runs hold `n`. */
-async function runsOf(s: { app: { appId: string }; partner: { token: string } }, n: number) {
-  for (let i = 0; i < 100; i++) {
-    const res = await h.req('GET', `/apps/developer/${s.app.appId}/functions/all/runs?limit=250`, { token: s.partner.token });
-    const runs = res.json().data.runs;
-    if (runs.length >= n) return runs;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`fewer than ${n} runs recorded`);
-}
+const runsOf = (s: Parameters<typeof waitForRuns>[1], n: number, handle?: string) => waitForRuns(h, s, n, handle);
 
 describe('C11.2 reinstalling activates the functions in declared order', () => {
   it('a function declared first runs first after a reinstall, though another was installed before it was declared', async () => {
