@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DEFAULT_LIMIT, MAX_LIMIT, linkHeader, parsePage, type Page } from '../src/http/paging.js';
-import { formatMinor, parseMoney } from '../src/money.js';
+import { AmountTooLargeError, formatMinor, parseMoney } from '../src/money.js';
 
 /** What an HTTP query value can be once parsed: strings mostly; numbers and arrays from coercion. */
 const queryValue = fc.oneof(
@@ -230,6 +230,21 @@ describe('money (Conventions 3; C5.2: two-decimal strings, integer minor units i
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('property: a number or a string with a third decimal is refused at every magnitude, never rounded; past 2^53 - 1 hundredths too (C5.2)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -1e11, max: 1e11 }), fc.integer({ min: 1, max: 9 }), (minor, third) => {
+        const thousandths = minor * 10 + Math.sign(minor || 1) * third;
+        expect(() => parseMoney(thousandths / 1000)).toThrow(RangeError);
+        expect(() => parseMoney((thousandths / 1000).toFixed(3))).toThrow(RangeError);
+      }),
+      { numRuns: 2000 },
+    );
+    for (const huge of [90071992547409.92, '90071992547409.92', 1e20, '100000000000000000000.00', -90071992547409.92]) {
+      expect(() => parseMoney(huge)).toThrow(AmountTooLargeError);
+    }
+    expect(parseMoney('90071992547409.91')).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('property: parsing then formatting normalises to two decimals', () => {

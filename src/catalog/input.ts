@@ -5,6 +5,7 @@
 // throws them all at once in the route's error shape.
 import { AppError, badRequest, type ErrorKind } from '../http/errors.js';
 import { Type } from 'typebox';
+import { AmountTooLargeError, parseMoney } from '../money.js';
 import { isUuid } from '../ids.js';
 
 export const BLANK = "can't be blank";
@@ -147,21 +148,19 @@ export function money(errors: FieldErrors, value: unknown, label: string, opts: 
     errors.add(label, BLANK);
     return undefined;
   }
-  let text: string | null = null;
-  if (typeof value === 'number' && Number.isFinite(value)) {
-    // A number with more than two decimals is refused, not rounded.
-    const cents = Math.round(value * 100);
-    if (Math.abs(cents - value * 100) < 1e-6) text = (cents / 100).toFixed(2);
-  } else if (typeof value === 'string') {
-    text = value.trim();
+  // A number or a string with more than two decimals is refused, not rounded (parseMoney).
+  let minor: number | null = null;
+  let tooLarge = false;
+  try {
+    minor = typeof value === 'number' || typeof value === 'string' ? parseMoney(value) : null;
+  } catch (err) {
+    tooLarge = err instanceof AmountTooLargeError;
   }
-  const m = text === null ? null : /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) {
+  if (!tooLarge && (minor === null || minor < 0)) {
     errors.add(label, 'must be a non-negative amount with at most two decimals');
     return undefined;
   }
-  const minor = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
-  if (minor > MAX_MINOR) {
+  if (tooLarge || minor! > MAX_MINOR) {
     errors.add(label, 'is too large');
     return undefined;
   }

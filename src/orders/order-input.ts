@@ -1,7 +1,7 @@
 // Request bodies of the merchant order routes (C7.1, app-api.md merchant update), read field by field
 // into checked values: every problem is a 400 naming its field (src/content/fields.ts).
 import { isUuid } from '../ids.js';
-import { parseMoney } from '../money.js';
+import { AmountTooLargeError, parseMoney } from '../money.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import {
   bodyObject, fieldError, has, optionalBoolean, optionalText, parseInstant, type Body,
@@ -99,8 +99,8 @@ function money(value: unknown, field: string): number {
   let minor: number | null;
   try {
     minor = parseMoney(value);
-  } catch {
-    throw fieldError(field, 'must be a decimal amount with at most 2 decimals');
+  } catch (err) {
+    throw fieldError(field, err instanceof AmountTooLargeError ? 'is too large' : 'must be a decimal amount with at most 2 decimals');
   }
   if (minor === null) throw fieldError(field, "can't be blank");
   if (minor < 0) throw fieldError(field, 'must be greater than or equal to 0');
