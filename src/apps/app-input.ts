@@ -7,7 +7,7 @@ import { isSubscribableTopic } from '../webhooks/topics.js';
 import { slugify } from '../slug.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
-import { parseMoney } from '../money.js';
+import { AmountTooLargeError, formatMinor, parseMoney } from '../money.js';
 import type { DeclaredFunction } from '../functions/functions.repo.js';
 import { readManifestFunctions } from '../functions/manifest-functions.js';
 
@@ -24,6 +24,8 @@ export interface AppFields {
   version?: string;
 }
 
+/** Largest recurring price, in hundredths (10 trillion major units). */
+const MAX_PRICE_MINOR = 1e15;
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const GDPR_KEYS = ['customerDataRequest', 'customerRedact', 'shopRedact'] as const;
 
@@ -109,14 +111,23 @@ async function readExtensions(value: any, config: Config): Promise<NonNullable<A
 function readPricing(value: any): NonNullable<AppFields['pricing']> {
   if (value?.type === 'free') return { type: 'free' };
   if (value?.type !== 'recurring') throw badRequest('pricing.type must be free or recurring');
-  const amount = typeof value.amount === 'number' ? value.amount.toFixed(2) : value.amount;
-  if (typeof amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(amount) || Number(amount) <= 0) throw badRequest('pricing.amount must be a positive decimal string such as "9.99"');
+  // A JSON number or a decimal string, at most two decimals, refused rather than rounded (parseMoney, C5.2).
+  let minor: number | null = null;
+  try {
+    minor = typeof value.amount === 'number' || typeof value.amount === 'string' ? parseMoney(value.amount) : null;
+  } catch (err) {
+    if (err instanceof AmountTooLargeError) throw badRequest('pricing.amount is too large');
+  }
+  if (minor === null || minor <= 0) throw badRequest('pricing.amount must be a positive decimal string such as "9.99"');
+  // C5.2, C10.2: every charge, commission split and USD roll-up is exact integer arithmetic. A
+  // price past that range used to be accepted and then skipped by the billing job for ever (a paid
+  // app billed nothing); the bound is the catalog's (src/catalog/input.ts), far below 2^53.
+  if (minor > MAX_PRICE_MINOR) throw badRequest('pricing.amount is too large');
   const currency = isoCurrency(value.currency);
   if (!currency) throw badRequest('pricing.currency must be an ISO 4217 currency code');
-  if (!fitsMinorUnits(parseMoney(amount)!, currency)) throw badRequest(`pricing.amount must be a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`);
+  if (!fitsMinorUnits(minor, currency)) throw badRequest(`pricing.amount must be a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`);
   if (value.interval !== 'month' && value.interval !== 'year') throw badRequest('pricing.interval must be month or year');
   const trialDays = value.trialDays ?? 0;
   if (!Number.isInteger(trialDays) || trialDays < 0 || trialDays > 365) throw badRequest('pricing.trialDays must be a whole number of days');
-  const [whole, cents = ''] = amount.split('.');
-  return { type: 'recurring', amount: `${whole}.${cents.padEnd(2, '0')}`, currency, interval: value.interval, trialDays };
+  return { type: 'recurring', amount: formatMinor(minor), currency, interval: value.interval, trialDays };
 }

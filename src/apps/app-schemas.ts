@@ -76,7 +76,7 @@ export function appBodySchema(creating: boolean) {
     extensions: Type.Optional(ExtensionsBody),
     pricing: Type.Optional(Type.Object({
       ...Pricing.properties,
-      amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99" (a number is taken as its two-decimal form)' })),
+      amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99", at most two decimals and at most 10000000000000.00 (a number with at most two decimals is taken as its decimal text; 9.999 is refused, not rounded)' })),
     })),
     version: Type.Optional(Type.String({ description: 'a semantic version such as 1.2.0' })),
   });

@@ -26,6 +26,19 @@ function validDate(y: number, m: number, d: number): boolean {
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):?(\d{2}))?$/;
 
+/** A finite number as plain decimal text: the shortest digits that read back as it, never an exponent. */
+export function plainDecimal(n: number): string {
+  const text = String(n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!m) return text;
+  const [, sign, lead, rest = '', expText] = m;
+  const digits = lead + rest;
+  const exp = Number(expText);
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  const point = exp + 1;
+  return digits.length <= point ? sign + digits.padEnd(point, '0') : `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
 /**
  * The raw string for `value` of `type`, or the reason it does not fit. Text must be a string (no
  * line break in a single line); numbers a JSON number or its decimal text (integers within 2^53);
@@ -53,7 +66,9 @@ export function rawValue(type: MetafieldType, value: unknown): { raw: string } |
       break;
     }
     case 'number_decimal':
-      if (typeof value === 'number' && Number.isFinite(value)) raw = String(value);
+      // A JSON number is written as plain decimal text, as a string value must be (no exponent,
+      // docs/decisions.md): String(1e21) would store "1e+21", which the string form refuses.
+      if (typeof value === 'number' && Number.isFinite(value)) raw = plainDecimal(value);
       else if (typeof value === 'string' && /^[+-]?\d+(\.\d+)?$/.test(value.trim()) && Number.isFinite(Number(value))) raw = value.trim();
       else return bad;
       break;

@@ -42,6 +42,24 @@ export async function expireUnusedCodes(q: Queryable, installationId: string, no
   await q.query('UPDATE oauth_codes SET expires_at = $2 WHERE installation_id = $1 AND used_at IS NULL AND expires_at > $2', [installationId, now]);
 }
 
+/**
+ * C4.6: a token opens its installation's scopes only. When the merchant authorises the app again
+ * with fewer scopes, the installation's earlier grants (kept alive, docs/decisions.md) lose the
+ * scopes the merchant took away, so their access tokens and refreshes stop carrying them. Returns
+ * how many grants changed.
+ */
+export async function narrowEarlierGrants(q: Queryable, installationId: string, keepGrantId: string, scopes: string[]): Promise<number> {
+  const { rows } = await q.query(
+    `UPDATE oauth_grants g
+        SET scopes = COALESCE((SELECT jsonb_agg(t.s ORDER BY t.n) FROM jsonb_array_elements_text(g.scopes) WITH ORDINALITY AS t(s, n)
+                                WHERE t.s = ANY($3::text[])), '[]'::jsonb)
+      WHERE g.installation_id = $1 AND g.id <> $2 AND g.revoked_at IS NULL AND NOT (g.scopes <@ $4::jsonb)
+      RETURNING g.id`,
+    [installationId, keepGrantId, scopes, JSON.stringify(scopes)],
+  );
+  return rows.length;
+}
+
 export async function insertGrant(q: Queryable, row: { id: string; installation_id: string; scopes: string[]; created_at: Date; expires_at: Date }): Promise<void> {
   await insertRow(q, 'oauth_grants', { ...row }, { casts: SCOPES });
 }

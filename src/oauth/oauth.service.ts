@@ -13,7 +13,7 @@ import {
   revokeInstallationTokens, type InstallationRow,
 } from './installations.repo.js';
 import {
-  expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated,
+  expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
@@ -130,7 +130,7 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
   const codeHash = sha256Hex(body.code);
   const state = body.state;
   const now = deps.clock.now();
-  return runTokenTransaction(deps, async (tx) => {
+  const result = await runTokenTransaction(deps, async (tx) => {
     const code = await lockCode(tx, codeHash);
     if (!code || code.app_id !== app.id) throw badRequest('Invalid authorization code');
     if (code.used_at) {
@@ -148,8 +148,15 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
     await insertGrant(tx, { id: grant.id, installation_id: code.installation_id, scopes: code.scopes, created_at: now, expires_at: grant.expiresAt });
     await markCodeUsed(tx, codeHash, grant.id, now);
     await activateInstallation(deps, tx, app, code.installation_id, code.scopes, now);
-    return issueTokens(tx, grant, code.installation_id, now);
+    // C4.6: the installation now has the scopes of this grant; earlier grants keep working but
+    // lose any scope the merchant did not grant again. Cached tokens of the installation are
+    // dropped everywhere (the NOTIFY) so that they are read again with their narrowed scopes.
+    const narrowed = await narrowEarlierGrants(tx, code.installation_id, grant.id, code.scopes);
+    if (narrowed > 0) await publishRevocation(tx, code.installation_id);
+    return { tokens: await issueTokens(tx, grant, code.installation_id, now), installationId: code.installation_id, narrowed };
   });
+  if (result.narrowed > 0) deps.tokens.evictInstallation(result.installationId);
+  return result.tokens;
 }
 
 async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installationId: string, scopes: string[], now: Date) {

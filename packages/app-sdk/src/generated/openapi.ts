@@ -8255,7 +8255,7 @@ export interface operations {
                     pricing?: {
                         /** @enum {string} */
                         type: "free" | "recurring";
-                        /** @description recurring: a positive decimal string such as "9.99" (a number is taken as its two-decimal form) */
+                        /** @description recurring: a positive decimal string such as "9.99", at most two decimals and at most 10000000000000.00 (a number with at most two decimals is taken as its decimal text; 9.999 is refused, not rounded) */
                         amount?: string | number;
                         /** @description recurring: ISO 4217 code */
                         currency?: string;
@@ -8595,7 +8595,7 @@ export interface operations {
                     pricing?: {
                         /** @enum {string} */
                         type: "free" | "recurring";
-                        /** @description recurring: a positive decimal string such as "9.99" (a number is taken as its two-decimal form) */
+                        /** @description recurring: a positive decimal string such as "9.99", at most two decimals and at most 10000000000000.00 (a number with at most two decimals is taken as its decimal text; 9.999 is refused, not rounded) */
                         amount?: string | number;
                         /** @description recurring: ISO 4217 code */
                         currency?: string;
