@@ -64,6 +64,17 @@ export function isBlockedName(hostname: string): boolean {
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
+/**
+ * Longest target URL (normalised) and host name taken. Without them a long address was a 500
+ * (PostgreSQL's btree refuses index rows over 2704 bytes: the unique (topic, address) keys of
+ * subscriptions and store webhooks), and, while private addresses are allowed (no lookup at save
+ * time), one manifest webhook with a host name of a few thousand characters made every fan-out
+ * batch fail on the delivery queue's index of `target_host`: no store got a webhook any more (C8.2).
+ * 2048 is the common practical URL limit (and the GDPR `dataExportUrl` bound); 253 is DNS's (RFC 1035).
+ */
+export const MAX_TARGET_URL_LENGTH = 2048;
+export const MAX_HOSTNAME_LENGTH = 253;
+
 /** Parse an absolute URL; `https` always, `http` only while private addresses are allowed. */
 export function parseTargetUrl(value: unknown, allowPrivate: boolean): UrlCheck {
   if (typeof value !== 'string' || value.trim() === '') return { ok: false, reason: 'must be an absolute URL' };
@@ -77,6 +88,9 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): UrlCheck 
     return { ok: false, reason: allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  // Checked on the normalised form (what is stored): percent-encoding and punycode only lengthen it.
+  if (url.hostname.replace(/\.$/, '').length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: `host name must be at most ${MAX_HOSTNAME_LENGTH} characters` };
+  if (url.toString().length > MAX_TARGET_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_TARGET_URL_LENGTH} characters` };
   return { ok: true, url };
 }
 

@@ -71,12 +71,23 @@ export function signedHeaders(secret: string, body: string, topic: string, shopD
   };
 }
 
+/**
+ * The per-host fairness key (host:port). Capped: it is a key column of the queue's due index, whose
+ * rows may not exceed 2704 bytes, and a target saved before addresses were bounded (C8.9,
+ * src/net/address-safety.ts) must not make the whole fan-out batch fail (C8.2). No real host is
+ * longer (DNS: 253), so the cap never merges two real hosts.
+ */
+const MAX_TARGET_HOST_KEY = 300;
+
 export function targetHost(address: string): string {
+  let host: string;
   try {
-    return new URL(address).host;
+    host = new URL(address).host;
   } catch {
-    return address;
+    host = address;
   }
+  // By code points: an unparsable address is any text, and half a surrogate pair is no text (jsonb refuses it).
+  return host.length > MAX_TARGET_HOST_KEY ? Array.from(host).slice(0, MAX_TARGET_HOST_KEY).join('') : host;
 }
 
 export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now: Date): Promise<CreatedDelivery[]> {

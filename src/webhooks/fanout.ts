@@ -5,6 +5,7 @@ import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../crypto.js';
 import type { Db } from '../db/db.js';
 import { createDeliveries, type DeliverySource, type NewDelivery } from './deliveries.repo.js';
+import { topicReadScopes, type Topic } from './topics.js';
 
 export const FANOUT_BATCH = 200;
 
@@ -18,6 +19,8 @@ export interface Target {
   address: string;
   /** Sealed signing secret: the subscription's, the app's client secret (read now, C8.7), or the store webhook's. */
   secret_enc: string;
+  /** The scopes the installation holds now (API subscriptions only; null for the other sources). */
+  scopes: string[] | null;
 }
 
 /**
@@ -30,23 +33,35 @@ export async function findTargets(q: Queryable, storeIds: string[], topics: stri
   const { rows } = await q.query<Target>(
     `WITH stores AS (SELECT jsonb_array_elements_text($1::jsonb)::uuid AS id),
           topics AS (SELECT jsonb_array_elements_text($2::jsonb) AS topic)
-     SELECT 'subscription' AS source, s.id AS target_id, s.app_id, s.store_id, s.topic, s.address, s.secret_enc
+     SELECT 'subscription' AS source, s.id AS target_id, s.app_id, s.store_id, s.topic, s.address, s.secret_enc, i.scopes
        FROM webhook_subscriptions s JOIN installations i ON i.id = s.installation_id AND i.status = 'active'
       WHERE s.enabled AND s.store_id IN (SELECT id FROM stores) AND s.topic IN (SELECT topic FROM topics)
      UNION ALL
-     SELECT 'manifest', NULL, a.id, i.store_id, w->>'topic', w->>'uri', a.client_secret_enc
+     SELECT 'manifest', NULL, a.id, i.store_id, w->>'topic', w->>'uri', a.client_secret_enc, NULL::jsonb
        FROM installations i JOIN apps a ON a.id = i.app_id
        CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(a.extensions->'webhooks') = 'array'
                                                     THEN a.extensions->'webhooks' ELSE '[]'::jsonb END) w
       WHERE i.status = 'active' AND i.store_id IN (SELECT id FROM stores) AND w->>'topic' IN (SELECT topic FROM topics)
      UNION ALL
-     SELECT 'store', sw.id, NULL, sw.store_id, sw.topic, sw.address, sw.secret_enc
+     SELECT 'store', sw.id, NULL, sw.store_id, sw.topic, sw.address, sw.secret_enc, NULL::jsonb
        FROM store_webhooks sw
       WHERE sw.store_id IN (SELECT id FROM stores) AND sw.topic IN (SELECT topic FROM topics)`,
     [JSON.stringify(storeIds), JSON.stringify(topics)],
     { name: 'webhook_targets' },
   );
   return rows;
+}
+
+/**
+ * C6.4, C4.6: an API subscription needs the topic's read scope, and keeps needing it. A merchant who
+ * re-authorises the app with fewer scopes (C4.1) withdraws that data: the subscription is kept but
+ * receives nothing until the scope is granted again (as a subscription of an uninstalled app). Only
+ * event topics are fanned out here; the GDPR workflow, which is owed to every app, has its own path.
+ */
+function holdsReadScope(t: Target, topic: string): boolean {
+  if (t.source !== 'subscription' || !t.scopes) return true;
+  const needed = topicReadScopes(topic as Topic);
+  return !needed || needed.some((s) => t.scopes!.includes(s));
 }
 
 interface EventRow {
@@ -83,6 +98,7 @@ export async function fanOutBatch(db: Db, secrets: SecretBox, now: () => Date, l
       // The body bytes are fixed here, once per event, and shared by its deliveries (C8.2).
       const body = JSON.stringify(e.payload);
       for (const t of matching) {
+        if (!holdsReadScope(t, e.topic)) continue;
         specs.push({
           source: t.source, appId: t.app_id, storeId: e.store_id, topic: e.topic, address: t.address, body,
           secret: secrets.open(t.secret_enc), eventId: e.id,
