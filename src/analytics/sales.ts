@@ -66,18 +66,19 @@ export function resolveRange(query: { range?: string; start_date?: string; end_d
   }
 }
 
+// Sums of minor units come back as the exact text of SQL's numeric sums (see `major`).
 interface SalesRow {
   orders: number;
-  gross_minor: number;
-  tax_minor: number;
+  gross_minor: string;
+  tax_minor: string;
   cancelled_count: number;
-  cancelled_minor: number;
+  cancelled_minor: string;
   customers: number;
   returning: number;
   sessions: number;
   orders_by_day: [string, number][];
   views_by_day: [string, number][];
-  regions: [string, number][] | null;
+  regions: [string, string][] | null;
   sources: [string, number][] | null;
 }
 
@@ -118,10 +119,10 @@ sessions AS MATERIALIZED (
 )
 SELECT
   (SELECT COALESCE(sum(orders), 0) FROM by_day)::int AS orders,
-  (SELECT COALESCE(sum(gross), 0) FROM by_day)::bigint AS gross_minor,
-  (SELECT COALESCE(sum(tax), 0) FROM by_day)::bigint AS tax_minor,
+  (SELECT COALESCE(sum(gross), 0) FROM by_day)::text AS gross_minor,
+  (SELECT COALESCE(sum(tax), 0) FROM by_day)::text AS tax_minor,
   (SELECT COALESCE(sum(cancelled), 0) FROM by_day)::int AS cancelled_count,
-  (SELECT COALESCE(sum(cancelled_gross), 0) FROM by_day)::bigint AS cancelled_minor,
+  (SELECT COALESCE(sum(cancelled_gross), 0) FROM by_day)::text AS cancelled_minor,
   (SELECT count(*) FROM buyers)::int AS customers,
   (SELECT count(*) FROM buyers b WHERE EXISTS (
      SELECT 1 FROM orders p
@@ -131,14 +132,24 @@ SELECT
      FROM days LEFT JOIN by_day n ON n.day = days.day) AS orders_by_day,
   (SELECT json_agg(json_build_array(to_char(days.day, 'YYYY-MM-DD'), COALESCE(n.count, 0)) ORDER BY days.day)
      FROM days LEFT JOIN (SELECT day, count(*) AS count FROM ev WHERE type = 'page_view' GROUP BY day) n ON n.day = days.day) AS views_by_day,
-  (SELECT json_agg(json_build_array(region, minor) ORDER BY minor DESC, region) FROM (
-     SELECT region, sum(total_minor)::bigint AS minor FROM o WHERE NOT cancelled
+  (SELECT json_agg(json_build_array(region, minor::text) ORDER BY minor DESC, region) FROM (
+     SELECT region, sum(total_minor) AS minor FROM o WHERE NOT cancelled
       GROUP BY region ORDER BY minor DESC, region LIMIT 10) t) AS regions,
   (SELECT json_agg(json_build_array(source, n) ORDER BY n DESC, source) FROM (
      SELECT source, count(*)::int AS n FROM sessions GROUP BY source) s) AS sources`;
 
-/** minor / 100 as a number with 2 decimals. */
-const major = (minor: number) => Math.round(minor) / 100;
+/**
+ * Exact minor units as a number of major units with 2 decimals, rounded once (C5.2, C6.8). An
+ * order's total is bounded at 2^53 - 1 (MAX_ORDER_MINOR) but a sum over orders is not: read as a
+ * bigint it lost cents past 2^53 and overflowed int8 (a 500) past 2^63, so sums stay numeric text
+ * and are divided here in BigInt; Number() of the decimal text is the nearest number to it.
+ */
+function major(minor: bigint): number {
+  const abs = minor < 0n ? -minor : minor;
+  return Number(`${minor < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`);
+}
+/** a / b minor units rounded half up to a whole minor unit, as major units; a >= 0, b > 0. */
+const majorPer = (a: bigint, b: number) => major((2n * a + BigInt(b)) / (2n * BigInt(b)));
 /** a / b rounded half up to 2 decimals; 0 when b is 0 (C6.8). */
 const ratio2 = (a: number, b: number) => (b === 0 ? 0 : mulDivRound(a, 100, b) / 100);
 
@@ -155,22 +166,22 @@ export async function salesAnalytics(q: Queryable, storeId: string, range: DayRa
   const viewsByDate: Record<string, { count: number }> = {};
   for (const [day, n] of r.views_by_day ?? []) viewsByDate[day] = { count: Number(n) };
   const saleByTopRegion: Record<string, number> = {};
-  for (const [region, minor] of r.regions ?? []) saleByTopRegion[region] = major(Number(minor));
+  for (const [region, minor] of r.regions ?? []) saleByTopRegion[region] = major(BigInt(minor));
   const sourceCount: Record<string, { count: number }> = {};
   for (const [source, n] of r.sources ?? []) sourceCount[source] = { count: Number(n) };
-  const gross = Number(r.gross_minor);
+  const gross = BigInt(r.gross_minor);
   return {
     grossSale: major(gross),
-    averageOrderValue: r.orders ? mulDivRound(gross, 1, r.orders) / 100 : 0,
-    avgSalePerDay: mulDivRound(gross, 1, range.days) / 100,
+    averageOrderValue: r.orders ? majorPer(gross, r.orders) : 0,
+    avgSalePerDay: majorPer(gross, range.days),
     avgOrders: ratio2(r.orders, range.days),
     conversionRate: ratio2(r.orders * 100, r.sessions),
     cancelOrdersCount: r.cancelled_count,
-    canceledOrdersAmount: major(Number(r.cancelled_minor)),
+    canceledOrdersAmount: major(BigInt(r.cancelled_minor)),
     totalCustomers: r.customers,
     returningCustomers: r.returning,
     returningCustomerRate: ratio2(r.returning * 100, r.customers),
-    taxCollected: major(Number(r.tax_minor)),
+    taxCollected: major(BigInt(r.tax_minor)),
     viewDataByDays: r.sessions,
     ordersData: { totalOrders: r.orders, ordersByDay },
     saleByTopRegion,

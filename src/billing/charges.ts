@@ -12,7 +12,7 @@ import { uuidv7 } from '../ids.js';
 import { parseMoney } from '../money.js';
 import { lockDeveloper, postEntry } from '../ledger/ledger.js';
 import { billingProviders, type ProviderResult } from './providers.js';
-import { decimalText, parseDecimal, splitCommission, toUsd, type Decimal } from './money-math.js';
+import { decimalText, mulHalfEven, parseDecimal, splitCommission, toUsd, type Decimal } from './money-math.js';
 import { periodContaining, type BillingInterval } from './schedule.js';
 
 /** A pending charge older than this is taken to be abandoned by a dead run and is retried. */
@@ -193,6 +193,13 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
       const fxRate = fxRateFor(deps, currency);
       const period = periodContaining(c.billing_start_date, c.pricing.interval === 'year' ? 'year' : 'month', now);
       if (!amountMinor || amountMinor <= 0 || !period) continue;
+      // C5.2 / C10.2: amounts are exact integers. A price past 2^53 - 1 minor units (app-input.ts
+      // does not bound it) cannot be split exactly, and mulHalfEven refuses it with a throw that
+      // used to end the whole run, so no installation after it was ever charged. Never charged.
+      if (!Number.isSafeInteger(amountMinor) || (fxRate && !Number.isSafeInteger(mulHalfEven(amountMinor, fxRate)))) {
+        deps.log.warn({ installationId: c.id, amount: c.pricing.amount, currency }, 'billing: price beyond exact minor units; charge skipped');
+        continue;
+      }
       if (!fxRate) {
         // No rate to roll the developer's share up to USD: not charged until one is configured.
         deps.log.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');

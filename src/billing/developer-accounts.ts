@@ -145,11 +145,14 @@ export async function patchDeveloper(deps: Deps, developerId: string, body: Reco
   }
   if (body.minimumPayoutAmount !== undefined) {
     let cents: number | null = null;
+    const raw = body.minimumPayoutAmount;
     try {
-      cents = parseMoney(body.minimumPayoutAmount);
+      // C5.2: at most two decimals and exact (parseMoney refuses 25.999 and amounts past 2^53 cents).
+      cents = parseMoney(raw);
     } catch {
       cents = null;
     }
+    // Past 2^53 - 1 cents the amount is no longer exact (and past bigint it was a 500): refused.
     if (cents === null || cents < 0) throw badRequest('minimumPayoutAmount must be a non-negative amount such as "25.00"');
     set('minimum_payout_cents', cents);
   }

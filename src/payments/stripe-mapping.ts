@@ -31,8 +31,14 @@ type Obj = Record<string, any>;
 // Stripe's zero-decimal currencies: their amounts are already in major units.
 const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
 
+// Stripe's three-decimal currencies: amounts are in thousandths (5.124 KWD is 5124), so dividing
+// by 100 made the payload's amount ten times too large (C14.15: minor units to major units).
+const THREE_DECIMAL = new Set(['bhd', 'jod', 'kwd', 'omr', 'tnd']);
+
 export function toMajorUnits(minor: number, currency: string): number {
-  return ZERO_DECIMAL.has(currency.toLowerCase()) ? minor : Math.round(minor) / 100;
+  const code = currency.toLowerCase();
+  if (ZERO_DECIMAL.has(code)) return minor;
+  return Math.round(minor) / (THREE_DECIMAL.has(code) ? 1000 : 100);
 }
 
 const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as Obj).id === 'string' ? (v as Obj).id : null);
