@@ -21,8 +21,15 @@ export interface StoreRow {
   created_at: Date;
 }
 
+/**
+ * Emails are stored lower-cased by JavaScript, and the failed-login throttle keys an account by
+ * that same lower-casing: look it up by exactly that spelling. PostgreSQL's lower() alone differs
+ * (U+0130 "İ" becomes a plain "i" there, "i" + U+0307 in JavaScript), which let a login reach an
+ * account under another throttle key, and sent an account whose email has an İ to someone else's.
+ * lower() is kept on both sides so the unique index on lower(email) serves the lookup.
+ */
 export const findUserByEmail = async (q: Queryable, email: string) =>
-  (await q.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email])).rows[0] ?? null;
+  (await q.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [email.toLowerCase()])).rows[0] ?? null;
 
 export const findStore = async (q: Queryable, id: string) =>
   (await q.query<StoreRow>('SELECT * FROM stores WHERE id = $1', [id])).rows[0] ?? null;

@@ -25,7 +25,9 @@ function checkCredentials(body: Record<string, unknown>): { email: string; passw
   const email = requireText(body, 'email').toLowerCase();
   if (!EMAIL_RE.test(email)) throw badRequest('email is not a valid email address');
   const password = body.password;
-  if (typeof password !== 'string' || password.length < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
+  // Characters (code points), as C2.1 counts them: `length` counts UTF-16 code units, so four
+  // emoji would pass as eight.
+  if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
   return { email, password };
 }
 

@@ -17,9 +17,13 @@ const LoginForm = Type.Object({
   _csrf: Type.Optional(Type.String()),
 });
 
-/** Only a dashboard path of this site: never another origin (`//evil`, `https://...`). */
+/**
+ * Only a dashboard path of this site: never another origin (`//evil`, `https://...`). Printable
+ * ASCII only: a browser sends a path percent-encoded, and anything else (a control character, a
+ * character above U+00FF) cannot be written in the Location header, where Node throws (a 500).
+ */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/dashboard(\/[^/\\]|$|\?)/.test(next) && !/[\r\n]/.test(next) ? next : '/dashboard';
+  return typeof next === 'string' && /^\/dashboard(\/[^/\\]|$|\?)/.test(next) && /^[\x21-\x7e]+$/.test(next) ? next : '/dashboard';
 }
 
 export async function authPages(instance: FastifyInstance, { deps }: { deps: Deps }) {

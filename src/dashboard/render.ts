@@ -27,7 +27,11 @@ export function viewerLocale(request: FastifyRequest): string {
   return 'en';
 }
 
-export function helpers(locale: string) {
+/**
+ * `carry`: query parameters every paging link keeps: the `limit` the page was opened with, so the
+ * next page is the next `limit` rows and not the next page at the default size.
+ */
+export function helpers(locale: string, carry: { limit?: string } = {}) {
   return {
     /** A <time> the browser rewrites in the viewer's locale and zone (assets/dashboard.js); UTC text without script. */
     time(iso: string | null | undefined): string {
@@ -46,10 +50,10 @@ export function helpers(locale: string) {
     number(n: number): string {
       return new Intl.NumberFormat(locale).format(n);
     },
-    /** Query string of `params` (empty values dropped) with `page` set. */
+    /** Query string of `params` and the carried ones (empty values dropped) with `page` set. */
     query(params: Record<string, unknown>, page?: number): string {
       const q = new URLSearchParams();
-      for (const [k, v] of Object.entries({ ...params, ...(page ? { page } : {}) })) if (v !== undefined && v !== null && String(v) !== '') q.set(k, String(v));
+      for (const [k, v] of Object.entries({ ...params, ...carry, ...(page ? { page } : {}) })) if (v !== undefined && v !== null && String(v) !== '') q.set(k, String(v));
       const s = q.toString();
       return s ? `?${s}` : '';
     },
@@ -74,6 +78,12 @@ export function helpers(locale: string) {
 
 export type Helpers = ReturnType<typeof helpers>;
 
+/** The request's `limit`, when it gave one, for the paging links (see `helpers`). */
+function carriedQuery(request: FastifyRequest): { limit?: string } {
+  const limit = (request.query as Record<string, unknown> | undefined)?.limit;
+  return typeof limit === 'string' || typeof limit === 'number' ? { limit: String(limit) } : {};
+}
+
 /** Renders `template` inside the layout, with what every page needs. */
 export function page(deps: Deps, request: FastifyRequest, reply: FastifyReply, template: string, data: Record<string, unknown>, status = 200) {
   const user = request.dashboardUser ?? null;
@@ -88,7 +98,7 @@ export function page(deps: Deps, request: FastifyRequest, reply: FastifyReply, t
       merchant,
       csrf: user ? sessionCsrf(deps, user.token) : null,
       path: request.url.split('?')[0],
-      h: helpers(viewerLocale(request)),
+      h: helpers(viewerLocale(request), carriedQuery(request)),
       ...data,
     });
 }
