@@ -78,10 +78,13 @@ export function helpers(locale: string, carry: { limit?: string } = {}) {
 
 export type Helpers = ReturnType<typeof helpers>;
 
-/** The request's `limit`, when it gave one, for the paging links (see `helpers`). */
+/**
+ * The request's `limit`, when it gave one, for the paging links (see `helpers`). Read from the URL
+ * as sent: each page validates its own query (its route schema), and this only carries it on.
+ */
 function carriedQuery(request: FastifyRequest): { limit?: string } {
-  const limit = (request.query as Record<string, unknown> | undefined)?.limit;
-  return typeof limit === 'string' || typeof limit === 'number' ? { limit: String(limit) } : {};
+  const limit = new URLSearchParams(request.url.split('?')[1] ?? '').get('limit');
+  return limit ? { limit } : {};
 }
 
 /** Renders `template` inside the layout, with what every page needs. */
