@@ -209,6 +209,22 @@ describe('C8.10 retention', () => {
     expect(after).toMatchObject({ deliveryId: before.deliveryId, status: 'success', attemptCount: 1, requestBody: null, responseBody: null, responseStatus: 200 });
     expect(after.attempts).toEqual(before.attempts);
     expect((await h.req('POST', logUrl(s.app.appId, `/${before.deliveryId}/redeliver`), { token })).statusCode).toBe(409);
+    // The event the delivery was made from held the same body (the customer's email): it goes too.
+    const { rows: events } = await h.db.query<{ payload: unknown }>('SELECT payload FROM events WHERE store_id = $1', [s.merchant.storeId]);
+    expect(events.map((e) => e.payload)).toEqual([null]);
+  });
+
+  it("keeps an event's payload until it has been fanned out, and within the retention period", async () => {
+    const s = await webhookStore(h);
+    await emitEvent(h, s.merchant.storeId, 'customers/create', { id: 2, email: 'b@example.com' });
+    await h.advance(h.config.deliveryRetentionDays * 86_400 + 60);
+    await h.deps.jobs.run('webhook-retention');
+    const payloads = async () => (await h.db.query<{ payload: unknown }>('SELECT payload FROM events WHERE store_id = $1', [s.merchant.storeId])).rows.map((e) => e.payload);
+    // Old, but its deliveries are not made yet: it is still needed.
+    expect(await payloads()).toEqual([{ id: 2, email: 'b@example.com' }]);
+    await runDeliveries(h);
+    await h.deps.jobs.run('webhook-retention');
+    expect(await payloads()).toEqual([null]);
   });
 });
 

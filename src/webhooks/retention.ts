@@ -24,6 +24,27 @@ export async function pruneDeliveryBodies(deps: Pick<Deps, 'db' | 'clock' | 'con
   }
 }
 
+/**
+ * An event's payload is its deliveries' body (C8.2), customers' emails and addresses among them: it
+ * goes with their bodies, once the event has been fanned out (migration 0022). The event row stays,
+ * with a JSON null payload: its deliveries reference it.
+ */
+export async function pruneEventPayloads(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
+  const cutoff = new Date(deps.clock.nowMs() - deps.config.deliveryRetentionDays * 86_400_000);
+  let pruned = 0;
+  for (;;) {
+    const { rowCount } = await deps.db.query(
+      `UPDATE events SET payload = 'null'::jsonb
+        WHERE id IN (SELECT id FROM events
+                      WHERE fanned_out_at IS NOT NULL AND payload <> 'null'::jsonb AND created_at < $1
+                      LIMIT $2::int)`,
+      [cutoff, PRUNE_BATCH],
+    );
+    pruned += rowCount;
+    if (rowCount < PRUNE_BATCH) return pruned;
+  }
+}
+
 /** C11.5: function run records are kept as long as delivery bodies, then deleted whole. */
 export async function deleteExpiredFunctionRuns(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
   const cutoff = new Date(deps.clock.nowMs() - deps.config.deliveryRetentionDays * 86_400_000);
@@ -35,9 +56,9 @@ export async function deleteExpiredFunctionRuns(deps: Pick<Deps, 'db' | 'clock' 
   }
 }
 
-/** Everything kept for SVC_DELIVERY_RETENTION_DAYS: delivery bodies (C8.10) and function runs (C11.5). */
+/** Everything kept for SVC_DELIVERY_RETENTION_DAYS: delivery bodies (C8.10) and the events' payloads, and function runs (C11.5). */
 export async function applyRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
-  return (await pruneDeliveryBodies(deps)) + (await deleteExpiredFunctionRuns(deps));
+  return (await pruneDeliveryBodies(deps)) + (await pruneEventPayloads(deps)) + (await deleteExpiredFunctionRuns(deps));
 }
 
 /**
