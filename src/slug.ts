@@ -6,5 +6,7 @@ export function slugify(text: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 60);
+    .slice(0, 60)
+    // The cut may end on a separator: "-" is between words only.
+    .replace(/-+$/, '');
 }

@@ -182,6 +182,16 @@ describe('merchant POST /menus (C7.1, C14.5: items nested in child)', () => {
     expect((await h.db.query('SELECT topic FROM events WHERE store_id = $1', [m.storeId])).rows).toEqual([]);
   });
 
+  it('a handle is never empty nor ends on a separator: a name with no Latin letter or digit gets "menu"; a long one is cut between words', async () => {
+    const m = await signupMerchant(h);
+    const long = `${'a'.repeat(59)} tail`;
+    const res = await h.req('POST', '/menus', { token: m.token, body: { name: '菜单', child: [{ name: long, url: '/x' }] } });
+    expect(res.statusCode, res.body).toBe(201);
+    const menu = res.json().data;
+    expect(menu.handle).toBe('menu');
+    expect(menu.child[0].handle).toBe('a'.repeat(59));
+  });
+
   it('invalid menus -> 400 envelope naming the field; nothing of the menu is stored', async () => {
     const m = await signupMerchant(h);
     const deep = (levels: number): any => (levels === 0 ? { name: 'leaf' } : { name: `l${levels}`, child: [deep(levels - 1)] });

@@ -128,7 +128,9 @@ function readNode(body: Body, path: string, depth: number, count: { n: number })
     const name = requiredText(body, 'name');
     node = {
       name,
-      handle: optionalText(body, 'handle') || slugify(name),
+      // A name with no Latin letter or digit ("菜单") has no slug: the handle is then `menu`, as a
+      // product's is `product` (products.service.ts), never empty.
+      handle: optionalText(body, 'handle') || slugify(name) || 'menu',
       menuType: optionalText(body, 'menuType') ?? null,
       menuItemType: optionalText(body, 'menuItemType') ?? null,
       url: optionalText(body, 'url', { max: 2048 }) ?? null,
