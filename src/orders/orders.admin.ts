@@ -41,7 +41,7 @@ export async function orderAdminRoutes(instance: FastifyInstance, { deps }: { de
   admin.post('/orders/:orderId/refund', {
     schema: {
       tags, params, body: refundBody, response: { 200: orderEnvelope },
-      summary: 'Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create, orders/updated',
+      summary: 'Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create alone',
     },
   }, async (request) => envelope(await refundOrder(deps, request.params.orderId, request.body, adminActor(request.user))));
 

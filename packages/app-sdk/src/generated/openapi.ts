@@ -710,7 +710,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create, orders/updated
+         * Full refund `{ reason?, restock?, pos? }`: refunds/create, orders/updated, orders/cancelled; with pos: true refunds/create alone
          * @description Credential: merchant JWT, roles MERCHANT, STAFF_ADMIN, MANAGER, SUPER_ADMIN.
          */
         post: operations["postOrdersByOrderIdRefund"];
