@@ -10,25 +10,22 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
-import { hundredthsStep } from '../currencies.js';
-import { parseMoney } from '../money.js';
 import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
-import { computeTotals, totalsTooLarge, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
-import { computeAutomaticDiscounts } from '../functions/operations.js';
 import { activeStoreFunctions } from '../functions/functions.repo.js';
 import { checkDiscountCode, ORDER_TRANSACTION, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import { orderView } from '../orders/order-view.js';
-import { checkAskedLines, priceFoundLines, priceLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
+import { checkAskedLines, priceLines, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
 import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
-import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
+import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout } from './checkout-functions.js';
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CatalogLine, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -86,86 +83,6 @@ function assertOpen(row: CheckoutRow, now: Date): void {
   if (row.expires_at.getTime() <= now.getTime()) throw gone();
 }
 
-/** The checkout priced now, before its functions: lines from the catalog and the discount code as at checkout. */
-interface PricedCheckout {
-  row: CheckoutRow;
-  lines: PricedLine[];
-  problems: ValidationProblem[];
-  applied: AppliedDiscount | null;
-  priceLines: PriceLine[];
-  step: number;
-}
-
-/**
- * `catalog`: the lines' catalog facts when already read (`findCheckoutForQuote`).
- */
-async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<PricedCheckout> {
-  const { lines, problems } = catalog ? priceFoundLines(row.line_items, catalog) : await priceLines(q, row.store_id, row.line_items);
-  let applied: AppliedDiscount | null = null;
-  if (row.discount_code) {
-    const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);
-    const customerId = row.email ? await findCustomerIdByEmail(q, row.store_id, row.email) : null;
-    try {
-      applied = await checkDiscountCode(q, row.store_id, row.discount_code, { itemsMinor, lines, customerId, email: row.email, now: deps.clock.now() });
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      problems.push({ message: `The discount code ${err.message.replace(/^discount_code /, '')}`, target: 'discount_code' });
-    }
-  }
-  const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
-  return { row, lines, problems, applied, priceLines: priceLinesOf, step: hundredthsStep(row.currency) };
-}
-
-const TOO_LARGE_PROBLEM: ValidationProblem = { message: "The checkout's total is above the largest amount an order can hold", target: 'cart' };
-
-/**
- * The checkout as it stands with what its functions last gave (`results`, null when none ran):
- * the payment methods they left, their validation errors, and their automatic discounts after the
- * code (C11.3), with the chosen rate's shipping. Pure.
- */
-function finishState(p: PricedCheckout, results: FunctionResults | null): CheckoutState {
-  const { row, lines, applied, step } = p;
-  const requiresShipping = lines.some((l) => l.requiresShipping);
-  // A chosen rate counts only while something ships: the order completion makes of a checkout
-  // whose products stopped requiring shipping has none (the rate stays stored, for when they ship).
-  const shippingMinor = requiresShipping && row.shipping_rate ? minorOf(row.shipping_rate.price) : 0;
-  const withCode = computeTotals(p.priceLines, shippingMinor, applied, null, step);
-  const automatic = results?.discountOutputs.length
-    ? computeAutomaticDiscounts(lines.map((l, i) => ({ id: l.id, lineMinor: withCode.lines[i].lineMinor, codeDiscountMinor: withCode.lines[i].discountMinor })), results.discountOutputs, step)
-    : [];
-  const perLine = lines.map((_, i) => automatic.reduce((s, a) => s + a.lineAmountsMinor[i], 0));
-  const totals = automatic.length ? computeTotals(p.priceLines, shippingMinor, applied, null, step, perLine) : withCode;
-  const discounts: CheckoutState['discounts'] = [];
-  if (applied) {
-    discounts.push({
-      type: 'discount_code',
-      code: applied.code,
-      title: applied.code,
-      value: applied.type === 'Percentage' ? (applied.percentBp! / 100).toFixed(2) : applied.type === 'Flat' ? moneyText(applied.amountMinor ?? 0) : '100.00',
-      // FreeShipping is 100 percent (of the shipping), as the order it becomes shows it (order-view.ts).
-      value_type: applied.type === 'Flat' ? 'fixed_amount' : 'percentage',
-      amount: moneyText(withCode.totalDiscountMinor),
-    });
-  }
-  for (const a of automatic) discounts.push({ type: 'automatic', code: null, title: a.title, value: a.value, value_type: a.valueType, amount: moneyText(a.amountMinor) });
-  return {
-    row,
-    lines,
-    // Past what an order can hold (pricing.ts MAX_ORDER_MINOR), said before completion refuses it.
-    problems: [...p.problems, ...(totalsTooLarge(totals) ? [TOO_LARGE_PROBLEM] : []), ...(results?.validationErrors ?? [])],
-    totals,
-    discounts,
-    automatic,
-    paymentMethods: results?.paymentMethods ?? paymentMethodsOf(),
-    requiresShipping,
-  };
-}
-
-/** The checkout as it stands, with what its functions last gave (a read: no function runs). */
-async function stateOf(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<CheckoutState> {
-  return finishState(await pricedCheckout(deps, q, row, catalog), row.function_results);
-}
-
 /** Who the functions run for: the checkout, and `input.shop` (C11.3). */
 const functionCall = (store: CheckoutStore, row: CheckoutRow, token: string): FunctionCheckout => ({
   storeId: store.id,
@@ -183,11 +100,6 @@ async function withCartFunctions(deps: Deps, call: FunctionCheckout, active: Act
   const results = await runCartFunctions(deps, call, active, checkoutView(call.token, before), paymentMethodsOf());
   return { results, state: results ? finishState(priced, results) : before };
 }
-
-// A rate's price (a decimal string, C5.2) in hundredths, exactly: through a binary double, a live
-// rate's price above about 10^12 came back a hundredth off (C15.3 allows any safe integer).
-const minorOf = (price: string) => parseMoney(price)!;
-const moneyText = (minor: number) => `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 
 /**
  * The shipping rates offered for the checkout now (C15.2, C15.3, after the delivery functions of
