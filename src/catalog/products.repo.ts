@@ -66,6 +66,16 @@ export async function lockProduct(q: Queryable, id: string, storeId?: string): P
   return rows[0] ?? null;
 }
 
+/**
+ * Serialises the choice of product handles in the store until the transaction ends. Handles are
+ * checked, not constrained by an index (databases made before the rule may hold duplicates), so
+ * without this two concurrent creates both find `slug` free and both take it. Under READ COMMITTED
+ * the look-ups made after the lock see the handle the previous holder committed.
+ */
+export async function lockStoreHandles(q: Queryable, storeId: string): Promise<void> {
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`product-handles:${storeId}`]);
+}
+
 /** Whether another product of the store already uses `handle`. */
 export async function handleTaken(q: Queryable, storeId: string, handle: string, exceptId?: string): Promise<boolean> {
   const { rows } = await q.query(

@@ -6,7 +6,7 @@ import { uuidv7 } from '../ids.js';
 import { emit } from '../outbox/emit.js';
 import { slugify } from '../slug.js';
 import { productView, type ProductRow } from './product-view.js';
-import { freeHandle, handleTaken, productById, type LockedProduct } from './products.repo.js';
+import { freeHandle, handleTaken, lockStoreHandles, productById, type LockedProduct } from './products.repo.js';
 import type { NewVariant, ProductDraft, ProductPatch, VariantChange } from './products.input.js';
 import { insertVariant, updateVariant, variantsOfProduct, type VariantFields, type VariantRow } from './variants.repo.js';
 
@@ -45,9 +45,11 @@ async function replaceImages(tx: Queryable, productId: string, srcs: string[]): 
 /**
  * C6.1 / C7.1 create. Without variants the product-level price, compare-at price and stock are the
  * body's; with variants they are set from the first one (C14.1). A handle given must be free in the
- * store; a default one (from the title) takes the first free `slug-N`.
+ * store; a default one (from the title) takes the first free `slug-N`; concurrent creates and handle
+ * changes of one store take turns (lockStoreHandles), so two of them never share a handle.
  */
 export async function createProduct(tx: Queryable, storeId: string, draft: ProductDraft, now: Date): Promise<ProductRow> {
+  await lockStoreHandles(tx, storeId); // held to the commit: the handle chosen below stays free until it is inserted
   let handle: string;
   if (draft.handle) {
     if (await handleTaken(tx, storeId, draft.handle)) throw taken();
@@ -86,7 +88,10 @@ interface StockChange {
  * changed. `category` sets `vendor` and `product_type`, which are never set directly.
  */
 export async function updateProduct(tx: Queryable, product: LockedProduct, patch: ProductPatch, variantChanges: VariantChange[], now: Date): Promise<ProductRow> {
-  if (patch.handle !== undefined && (await handleTaken(tx, product.store_id, patch.handle, product.id))) throw taken();
+  if (patch.handle !== undefined) {
+    await lockStoreHandles(tx, product.store_id);
+    if (await handleTaken(tx, product.store_id, patch.handle, product.id)) throw taken();
+  }
   const sets: string[] = [];
   const params: unknown[] = [];
   const set = (column: string, value: unknown) => {

@@ -17,6 +17,7 @@ import { compileValidator } from '../http/validation.js';
 import { FieldErrors, isCatalogId, unwrap, type Body } from './input.js';
 import { variantFields, variantFieldSchemas } from './products.input.js';
 import { updateVariantRecord } from './products.service.js';
+import { lockProduct } from './products.repo.js';
 import { assertSchemaPassed } from './reader-first.js';
 import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, uploadPathOf, type StagedFile } from './uploads.js';
 import { findVariantAnyStore, VariantRecordSchema, variantRecord } from './variants.repo.js';
@@ -158,6 +159,10 @@ export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { 
         fields.main_image_url = stored.url;
       }
       const { before, after } = await deps.db.transaction(async (tx) => {
+        // The product first, then the variant: the order a product update with variants takes
+        // (updateProduct). Variant first would deadlock against it, since writing the variant also
+        // writes its product row (its cached variants, migration 0008).
+        await lockProduct(tx, found.product_id);
         const variant = await findVariantAnyStore(tx, found.id, { lock: true });
         if (!variant) throw variantNotFound(); // deleted meanwhile
         return { before: variant, after: await updateVariantRecord(tx, variant, fields, deps.clock.now()) };

@@ -17,11 +17,11 @@ export const pageBodySchema = Type.Object({
   handle: text('trimmed, at most 255 characters; null when omitted or blank (no slug is made from the title)'),
   content: Type.Optional(nullable(Type.String({ maxLength: 512 * 1024 }), { description: 'HTML, kept as sent; default ""' })),
   templateSuffix: text('trimmed, at most 255 characters'),
-  link: text('external link; trimmed, at most 2048 characters'),
+  link: text('external link: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none'),
   showtitle: Type.Optional(Type.Boolean({ description: 'default true' })),
   seoTitle: text('trimmed, at most 255 characters'),
   seoDesc: text('trimmed, at most 1000 characters'),
-  seoImage: text('social-share image URL; trimmed, at most 2048 characters'),
+  seoImage: text('social-share image URL: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none'),
   storeId,
 });
 export type PageBody = Static<typeof pageBodySchema>;

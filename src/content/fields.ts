@@ -4,6 +4,7 @@
 // serves both shapes of C5.1. Generic: it could move to src/http once another area wants it.
 import { Type } from 'typebox';
 import { badRequest, type AppError } from '../http/errors.js';
+import { isHttpUrl } from '../catalog/input.js';
 
 export type Body = Record<string, unknown>;
 
@@ -47,6 +48,18 @@ export function optionalText(body: Body, key: string, opts: { max?: number; raw?
   const text = opts.raw ? value : value.trim();
   const max = opts.max ?? 255;
   if (text.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  return text;
+}
+
+/**
+ * Optional absolute http(s) URL (at most 2048 characters), trimmed: undefined when absent, null when
+ * sent as null or blank. Such a value ends up in a storefront's `href` or `<meta content>`, so a
+ * `javascript:` link or a relative path is refused rather than stored.
+ */
+export function optionalHttpUrl(body: Body, key: string): string | null | undefined {
+  const text = optionalText(body, key, { max: 2048 });
+  if (text === undefined || text === null || text === '') return text === '' ? null : text;
+  if (!isHttpUrl(text)) throw fieldError(key, 'must be an http or https URL');
   return text;
 }
 

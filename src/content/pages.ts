@@ -4,7 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { nullable, Timestamp } from '../http/schemas.js';
-import { bodyObject, optionalBoolean, optionalText, requiredText, type Body } from './fields.js';
+import { bodyObject, optionalBoolean, optionalHttpUrl, optionalText, requiredText, type Body } from './fields.js';
 import type { PageBody } from './content.schemas.js';
 
 export interface PageRow {
@@ -79,6 +79,8 @@ const CONTENT_MAX = 512 * 1024;
 /**
  * The create fields of app-api.md's pages row. `title` must be a non-blank string (400). `handle`
  * is stored as sent (trimmed) and stays null when omitted or empty: no slug is made from the title.
+ * `link` (an external link) and `seoImage` (a social-share image URL, app-api.md Page) are absolute
+ * http(s) URLs, null when omitted, null or blank.
  */
 export function readPageInput(raw: PageBody): PageInput {
   const body: Body = bodyObject(raw);
@@ -87,11 +89,11 @@ export function readPageInput(raw: PageBody): PageInput {
     title: requiredText(body, 'title'),
     handle: handle === undefined || handle === '' ? null : handle,
     templateSuffix: optionalText(body, 'templateSuffix') ?? null,
-    link: optionalText(body, 'link', { max: 2048 }) ?? null,
+    link: optionalHttpUrl(body, 'link') ?? null,
     content: optionalText(body, 'content', { raw: true, max: CONTENT_MAX }) ?? '',
     seoTitle: optionalText(body, 'seoTitle') ?? null,
     seoDesc: optionalText(body, 'seoDesc', { max: 1000 }) ?? null,
-    seoImage: optionalText(body, 'seoImage', { max: 2048 }) ?? null,
+    seoImage: optionalHttpUrl(body, 'seoImage') ?? null,
     showtitle: optionalBoolean(body, 'showtitle') ?? true,
   };
 }

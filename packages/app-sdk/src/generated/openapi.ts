@@ -5176,7 +5176,7 @@ export interface operations {
                     content?: string | null;
                     /** @description trimmed, at most 255 characters */
                     templateSuffix?: string | null;
-                    /** @description external link; trimmed, at most 2048 characters */
+                    /** @description external link: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none */
                     link?: string | null;
                     /** @description default true */
                     showtitle?: boolean;
@@ -5184,7 +5184,7 @@ export interface operations {
                     seoTitle?: string | null;
                     /** @description trimmed, at most 1000 characters */
                     seoDesc?: string | null;
-                    /** @description social-share image URL; trimmed, at most 2048 characters */
+                    /** @description social-share image URL: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none */
                     seoImage?: string | null;
                     /** @description the store, for the platform operator only (merchant admin) */
                     storeId?: string;
@@ -13192,7 +13192,7 @@ export interface operations {
                     content?: string | null;
                     /** @description trimmed, at most 255 characters */
                     templateSuffix?: string | null;
-                    /** @description external link; trimmed, at most 2048 characters */
+                    /** @description external link: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none */
                     link?: string | null;
                     /** @description default true */
                     showtitle?: boolean;
@@ -13200,7 +13200,7 @@ export interface operations {
                     seoTitle?: string | null;
                     /** @description trimmed, at most 1000 characters */
                     seoDesc?: string | null;
-                    /** @description social-share image URL; trimmed, at most 2048 characters */
+                    /** @description social-share image URL: an absolute http or https URL, trimmed, at most 2048 characters; null or "" for none */
                     seoImage?: string | null;
                     /** @description the store, for the platform operator only (merchant admin) */
                     storeId?: string;
