@@ -66,6 +66,14 @@ export function resolveRange(query: { range?: string; start_date?: string; end_d
   }
 }
 
+/**
+ * The range's instants, made in SQL from its first and last UTC days (`YYYY-MM-DD`), not passed as
+ * Dates: the instant after a range ending on 9999-12-31 is in year 10000, which a JavaScript Date
+ * writes as `+010000-01-01T...`, text the embedded database refused (a 500 for a valid custom range).
+ */
+const FROM = `($2::date::timestamp AT TIME ZONE 'UTC')`;
+const UNTIL = `(($3::date + 1)::timestamp AT TIME ZONE 'UTC')`;
+
 // Sums of minor units come back as the exact text of SQL's numeric sums (see `major`).
 interface SalesRow {
   orders: number;
@@ -97,7 +105,7 @@ WITH o AS MATERIALIZED (
          (created_at AT TIME ZONE 'UTC')::date AS day,
          sales_region AS region
     FROM orders
-   WHERE store_id = $1::uuid AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
+   WHERE store_id = $1::uuid AND created_at >= ${FROM} AND created_at < ${UNTIL}
 ),
 by_day AS MATERIALIZED (
   SELECT day, count(*) FILTER (WHERE NOT cancelled) AS orders,
@@ -107,11 +115,11 @@ by_day AS MATERIALIZED (
     FROM o GROUP BY day
 ),
 buyers AS MATERIALIZED (SELECT DISTINCT customer_id FROM o WHERE NOT cancelled AND customer_id IS NOT NULL),
-days AS (SELECT d::date AS day FROM generate_series($4::date, $5::date, interval '1 day') d),
+days AS (SELECT d::date AS day FROM generate_series($2::date, $3::date, interval '1 day') d),
 ev AS MATERIALIZED (
   SELECT type, session_id, source, occurred_at, (occurred_at AT TIME ZONE 'UTC')::date AS day
     FROM storefront_events
-   WHERE store_id = $1::uuid AND occurred_at >= $2::timestamptz AND occurred_at < $3::timestamptz
+   WHERE store_id = $1::uuid AND occurred_at >= ${FROM} AND occurred_at < ${UNTIL}
 ),
 sessions AS MATERIALIZED (
   SELECT DISTINCT ON (session_id) session_id, COALESCE(NULLIF(btrim(source), ''), 'direct') AS source
@@ -126,7 +134,7 @@ SELECT
   (SELECT count(*) FROM buyers)::int AS customers,
   (SELECT count(*) FROM buyers b WHERE EXISTS (
      SELECT 1 FROM orders p
-      WHERE p.customer_id = b.customer_id AND p.created_at < $2::timestamptz AND p.status <> 'canceled' AND p.cancelled_at IS NULL))::int AS returning,
+      WHERE p.customer_id = b.customer_id AND p.created_at < ${FROM} AND p.status <> 'canceled' AND p.cancelled_at IS NULL))::int AS returning,
   (SELECT count(*) FROM sessions)::int AS sessions,
   (SELECT json_agg(json_build_array(to_char(days.day, 'YYYY-MM-DD'), COALESCE(n.orders, 0)) ORDER BY days.day)
      FROM days LEFT JOIN by_day n ON n.day = days.day) AS orders_by_day,
@@ -157,7 +165,7 @@ export async function salesAnalytics(q: Queryable, storeId: string, range: DayRa
   const lastDay = range.end.getTime() - DAY;
   const { rows } = await q.query<SalesRow>(
     SALES_SQL,
-    [storeId, range.start, range.end, dateText(range.start.getTime()), dateText(lastDay)],
+    [storeId, dateText(range.start.getTime()), dateText(lastDay)],
     { name: 'analytics_sales' },
   );
   const r = rows[0];

@@ -91,6 +91,16 @@ export async function emailTaken(q: Queryable, storeId: string, email: string, e
   return rows.length > 0;
 }
 
+/**
+ * Serialises, until the transaction ends, the writers that may give a customer of the store this
+ * email (case-insensitively, as the unique index `customers_store_email_key`): a create, an email
+ * change, an order with a new customer's email. Each checks the email is free after taking it, so
+ * of two at once the second sees the first's customer instead of failing on the index (a 500).
+ */
+export async function lockCustomerEmail(q: Queryable, storeId: string, email: string): Promise<void> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('customer-email:' || $1 || ':' || lower($2)))", [storeId, email], { name: 'customer_email_lock' });
+}
+
 /** The store's customer with this email (case-insensitively), or null. */
 export async function findCustomerIdByEmail(q: Queryable, storeId: string, email: string): Promise<string | null> {
   const { rows } = await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email], { name: 'customer_id_by_email' });

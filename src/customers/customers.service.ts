@@ -15,8 +15,8 @@ import type { Page } from '../http/paging.js';
 import type { CustomerAdminBody, CustomerCreateBody, CustomerUpdateBody } from './customers.schemas.js';
 import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
 import {
-  deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, updateCustomerRow,
-  type CustomerFields, type CustomerRow, type StoredAddress,
+  deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, lockCustomerEmail, type CustomerFields, type CustomerRow,
+  type StoredAddress, updateCustomerRow,
 } from './customers.repo.js';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -165,7 +165,7 @@ function applyPatch(current: CustomerRow | null, p: CustomerPatch): CustomerFiel
 
 const emailTakenError = () => badRequest('email has already been taken', { email: ['has already been taken'] });
 
-/** Two requests racing for one email: the unique index decides, and the loser gets the same 400. */
+/** Two requests racing for one email take turns (lockCustomerEmail); should one slip past, the unique index decides, and the loser gets the same 400. */
 async function uniqueEmail<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -181,6 +181,7 @@ async function uniqueEmail<T>(work: () => Promise<T>): Promise<T> {
  */
 export async function createCustomerInTx(tx: Queryable, storeId: string, patch: CustomerPatch, now: Date): Promise<CustomerView> {
   const fields = applyPatch(null, patch);
+  await lockCustomerEmail(tx, storeId, fields.email);
   if (await emailTaken(tx, storeId, fields.email)) throw emailTakenError();
   const id = uuidv7(now.getTime());
   await insertCustomer(tx, id, storeId, fields, now);
@@ -214,7 +215,10 @@ export async function updateCustomer(deps: Deps, storeId: string, id: string, bo
   return uniqueEmail(() => deps.db.transaction(async (tx) => {
     const current = await existing(tx, storeId, id, true);
     const fields = applyPatch(current, patch);
-    if (fields.email !== current.email && (await emailTaken(tx, storeId, fields.email, current.id))) throw emailTakenError();
+    if (fields.email !== current.email) {
+      await lockCustomerEmail(tx, storeId, fields.email);
+      if (await emailTaken(tx, storeId, fields.email, current.id)) throw emailTakenError();
+    }
     const now = deps.clock.now();
     await updateCustomerRow(tx, current.id, fields, now);
     const view = customerView((await findCustomer(tx, storeId, current.id))!);

@@ -34,6 +34,9 @@ const RELEASED = new Set(['cancelled', 'error', 'failure']);
 
 // ---- coverage and the order -------------------------------------------------------------------
 
+const isCanceled = (order: OrderRow) => order.status === 'canceled' || order.cancelled_at !== null;
+const canceledOrder = () => badRequest('The order is canceled; it cannot be fulfilled');
+
 function sumBy(rows: FulfillmentRow[], keep: (f: FulfillmentRow) => boolean): Map<string, number> {
   const out = new Map<string, number>();
   for (const f of rows) if (keep(f)) for (const c of f.covered) out.set(c.id, (out.get(c.id) ?? 0) + c.quantity);
@@ -129,7 +132,7 @@ export async function createFulfillment(deps: Deps, storeId: string, orderId: st
     const locked = isUuid(orderId) ? await lockOrder(tx, orderId) : null;
     if (!locked || locked.store_id !== storeId) throw notFound('Order not found');
     const order = (await findOrder(tx, storeId, locked.id))!;
-    if (order.status === 'canceled' || order.cancelled_at) throw badRequest('The order is canceled; it cannot be fulfilled');
+    if (isCanceled(order)) throw canceledOrder();
     const others = await fulfillmentsOf(tx, order.id);
     const covered = RELEASED.has(input.status!) ? resolveCoveredLoose(order, input.lineItems!) : resolveCovered(order, others, input.lineItems!);
     const now = deps.clock.now();
@@ -164,8 +167,13 @@ export async function updateFulfillment(deps: Deps, storeId: string, fulfillment
     const all = await fulfillmentsOf(tx, order.id);
     const current = all.find((x) => x.id === fulfillmentId.toLowerCase())!;
     const next = input.status ?? current.status;
+    const claimsAgain = RELEASED.has(current.status) && !RELEASED.has(next);
+    // A canceled order cannot be fulfilled, by an update any more than by a create: no fulfillment
+    // of it may claim its items again or enter a shipped state. Tracking changes, a release, and
+    // the progress of a shipment that left before the cancellation (success -> delivered) stay allowed.
+    if (isCanceled(order) && (claimsAgain || (SHIPPED.has(next) && !SHIPPED.has(current.status)))) throw canceledOrder();
     // Back from a released state: its quantities must still be free.
-    if (RELEASED.has(current.status) && !RELEASED.has(next)) {
+    if (claimsAgain) {
       resolveCovered(order, all.filter((x) => x.id !== current.id), current.covered);
     }
     const now = deps.clock.now();

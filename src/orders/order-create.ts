@@ -11,7 +11,7 @@ import { emit } from '../outbox/emit.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { fieldError } from '../content/fields.js';
 import { createCustomerInTx, readCustomerPatch } from '../customers/customers.service.js';
-import { findCustomerIdByEmail } from '../customers/customers.repo.js';
+import { findCustomerIdByEmail, lockCustomerEmail } from '../customers/customers.repo.js';
 import { isActiveAt } from '../discounts/discounts.service.js';
 import { countDiscountUse, lockDiscountByCode } from '../discounts/discounts.repo.js';
 import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder, type NewOrderInput } from './order-input.js';
@@ -131,6 +131,12 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   const customerEmail = input.customer?.email ?? input.email;
   if (customerEmail) {
     customerId = await findCustomerIdByEmail(tx, storeId, customerEmail);
+    if (!customerId) {
+      // A customer created meanwhile by another request (a create, an email change) is this
+      // order's: once the email is ours, look again (customers.repo.ts lockCustomerEmail).
+      await lockCustomerEmail(tx, storeId, customerEmail);
+      customerId = await findCustomerIdByEmail(tx, storeId, customerEmail);
+    }
     if (!customerId) {
       // The new customer's address is the order's shipping address unless the body gives one.
       const raw = { addresses: [input.shippingAddress], ...(input.customer?.raw ?? {}), email: customerEmail };

@@ -83,8 +83,12 @@ function catalogRef(value: unknown, field: string, required: boolean): string | 
     if (required) throw fieldError(field, "can't be blank");
     return null;
   }
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) return String(value);
-  if (typeof value === 'string' && (isUuid(value.trim()) || /^\d{1,15}$/.test(value.trim()))) return value.trim().toLowerCase();
+  // A JSON number is read as its decimal text and then held to the same grammar as a string: the
+  // catalog looks numeric ids up only up to 15 digits (products.repo.ts), and a longer number
+  // taken for a UUID failed the database's cast (a 500).
+  const ref = typeof value === 'number' ? (Number.isSafeInteger(value) && value > 0 ? String(value) : null)
+    : typeof value === 'string' ? value.trim().toLowerCase() : null;
+  if (ref !== null && (isUuid(ref) || /^\d{1,15}$/.test(ref))) return ref;
   throw fieldError(field, 'must be a product or variant id (UUID or numeric id)');
 }
 

@@ -1,7 +1,11 @@
 // Stock moved by orders (C7.1, C7.2). A line item with a variant moves the variant's stock; one of a
 // product without variants moves the product-level stock (C14.1: the two are independent). Custom
 // line items (no product) move nothing. Rows are changed in a fixed order (by table, then id), so
-// two orders touching the same products cannot deadlock each other.
+// two orders touching the same products cannot deadlock each other. A variant's row is never
+// written alone: its trigger (migration 0008) rewrites its product's cached variants, so a stock
+// move that writes variants first locks their products, in id order (`lockProductsOf`), as every
+// catalog edit does (a product before its variants); else an order and a product update with
+// variants deadlocked, the order failing with a 500.
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
 
@@ -16,6 +20,8 @@ export interface StockLine {
 interface Target {
   table: 'variants' | 'products';
   id: string;
+  /** The product the row is or belongs to. */
+  productId: string;
   quantity: number;
   labels: string[];
 }
@@ -24,7 +30,9 @@ function targets(lines: StockLine[]): Target[] {
   const byKey = new Map<string, Target>();
   for (const l of lines) {
     if (!l.productId) continue;
-    const t: Pick<Target, 'table' | 'id'> = l.variantId ? { table: 'variants', id: l.variantId } : { table: 'products', id: l.productId };
+    const t: Pick<Target, 'table' | 'id' | 'productId'> = l.variantId
+      ? { table: 'variants', id: l.variantId, productId: l.productId }
+      : { table: 'products', id: l.productId, productId: l.productId };
     const key = `${t.table}:${t.id}`;
     const found = byKey.get(key);
     if (found) {
@@ -37,11 +45,13 @@ function targets(lines: StockLine[]): Target[] {
 
 const SQL = {
   variants: {
+    lock: 'SELECT 1 FROM variants WHERE id = $1 FOR UPDATE',
     take: 'UPDATE variants SET stock = stock - $2 WHERE id = $1 AND stock >= $2 RETURNING stock',
     left: 'SELECT stock AS n FROM variants WHERE id = $1',
     give: 'UPDATE variants SET stock = stock + $2 WHERE id = $1',
   },
   products: {
+    lock: 'SELECT 1 FROM products WHERE id = $1 FOR UPDATE',
     take: 'UPDATE products SET inventory_quantity = inventory_quantity - $2 WHERE id = $1 AND inventory_quantity >= $2 RETURNING inventory_quantity',
     left: 'SELECT inventory_quantity AS n FROM products WHERE id = $1',
     give: 'UPDATE products SET inventory_quantity = inventory_quantity + $2 WHERE id = $1',
@@ -49,18 +59,44 @@ const SQL = {
 } as const;
 
 /**
+ * The products of `targets` locked in id order when a variant is among them (see the top: writing
+ * a variant writes its product). Targets of products alone are locked by their own writes, already
+ * in that order.
+ */
+async function lockProductsOf(tx: Queryable, targets: Target[]): Promise<void> {
+  if (!targets.some((t) => t.table === 'variants')) return;
+  const ids = [...new Set(targets.map((t) => t.productId))].sort();
+  // Unnamed: a named statement on the embedded database runs as EXECUTE with literals (src/db/pglite.ts), which take no arrays.
+  await tx.query('SELECT 1 FROM products WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [ids]);
+}
+
+/**
  * Takes the stock of every line, or none: a line asking for more than is left is a 400 (the
  * caller's transaction rolls the others back). The conditional UPDATE locks the row, so concurrent
  * orders never take the same units twice.
  */
 export async function deductStock(tx: Queryable, lines: StockLine[]): Promise<void> {
-  for (const t of targets(lines)) {
+  const moved = targets(lines);
+  await lockProductsOf(tx, moved);
+  for (const t of moved) {
     const { rows } = await tx.query(SQL[t.table].take, [t.id, t.quantity], { name: `stock_take_${t.table}` });
     if (rows.length) continue;
     const left = (await tx.query<{ n: number }>(SQL[t.table].left, [t.id])).rows[0]?.n ?? 0;
     const field = `${t.labels[0]}.quantity`;
     throw badRequest(`${field} is more than the stock left (${left} available)`, { [field]: [`is more than the stock left (${left} available)`] });
   }
+}
+
+/**
+ * Locks the stock rows of `lines` in the fixed order, before a change that both gives stock back and
+ * takes stock (replacement products): giving back the old lines and then taking the new ones would
+ * lock rows in two passes, out of order across the two, and two such changes crossing each other's
+ * products (A -> B beside B -> A) deadlocked, one of them failing with a 500.
+ */
+export async function lockStock(tx: Queryable, lines: StockLine[]): Promise<void> {
+  const moved = targets(lines);
+  await lockProductsOf(tx, moved);
+  for (const t of moved) await tx.query(SQL[t.table].lock, [t.id], { name: `stock_lock_${t.table}` });
 }
 
 export interface RestockedLine {
@@ -87,6 +123,8 @@ export async function restockOrder(tx: Queryable, orderId: string): Promise<Rest
     if (r.variant_num_id !== null && r.variant_id === null) continue;
     lines.push({ productId: r.product_id, variantId: r.variant_id, quantity: r.quantity, label: r.id });
   }
-  for (const t of targets(lines)) await tx.query(SQL[t.table].give, [t.id, t.quantity]);
+  const moved = targets(lines);
+  await lockProductsOf(tx, moved);
+  for (const t of moved) await tx.query(SQL[t.table].give, [t.id, t.quantity]);
   return rows.map((r) => ({ id: r.id, quantity: r.quantity }));
 }
