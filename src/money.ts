@@ -1,9 +1,14 @@
 // Money is integer minor units inside the service and a two-decimal string at the edge (C5.2).
 
-export function formatMinor(minor: number): string;
-export function formatMinor(minor: number | null | undefined): string | null;
-export function formatMinor(minor: number | null | undefined): string | null {
+export function formatMinor(minor: number | bigint): string;
+export function formatMinor(minor: number | bigint | null | undefined): string | null;
+export function formatMinor(minor: number | bigint | null | undefined): string | null {
   if (minor === null || minor === undefined) return null;
+  // Sums (a developer's ledger balance) may pass 2^53 cents, where a number is no longer exact.
+  if (typeof minor === 'bigint') {
+    const abs = minor < 0n ? -minor : minor;
+    return `${minor < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`;
+  }
   const sign = minor < 0 ? '-' : '';
   const abs = Math.abs(minor);
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;

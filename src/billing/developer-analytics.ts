@@ -16,8 +16,9 @@ export async function developerAnalytics(deps: Deps, developerId: string) {
          FROM apps a WHERE a.developer_id = $1 ORDER BY a.created_at DESC, a.id DESC`,
       [developerId],
     ),
-    deps.db.query<{ revenue: number; transactions: number }>(
-      `SELECT coalesce(sum(usd_developer_amount_cents), 0)::bigint AS revenue, count(*)::int AS transactions
+    deps.db.query<{ revenue: string; transactions: number }>(
+      // numeric text: a sum past 2^53 cents read as a number would lose cents before rounding
+      `SELECT coalesce(sum(usd_developer_amount_cents), 0)::text AS revenue, count(*)::int AS transactions
          FROM app_transactions WHERE developer_id = $1 AND status = 'paid'`,
       [developerId],
     ),
@@ -31,8 +32,9 @@ export async function developerAnalytics(deps: Deps, developerId: string) {
   }));
   return {
     apps: rows,
-    // C14.12: a number with 2 decimals (USD roll-up of the developer's share of paid transactions)
-    totalRevenue: Number(formatMinor(totals.rows[0].revenue)),
+    // C14.12: a number with 2 decimals (USD roll-up of the developer's share of paid transactions),
+    // the number nearest the exact sum
+    totalRevenue: Number(formatMinor(BigInt(totals.rows[0].revenue))),
     totalInstalls: rows.reduce((sum, a) => sum + a.installCount, 0),
     totalTransactions: totals.rows[0].transactions,
   };
@@ -43,12 +45,12 @@ export async function developerAnalytics(deps: Deps, developerId: string) {
  * app's paid transactions, rolled up in USD as `developerAnalytics` rolls up all of them (C14.12).
  */
 export async function appEarnings(deps: Deps, developerId: string, appId: string): Promise<{ revenueUsd: string; transactions: number }> {
-  const { rows } = await deps.db.query<{ revenue: number; transactions: number }>(
-    `SELECT coalesce(sum(usd_developer_amount_cents), 0)::bigint AS revenue, count(*)::int AS transactions
+  const { rows } = await deps.db.query<{ revenue: string; transactions: number }>(
+    `SELECT coalesce(sum(usd_developer_amount_cents), 0)::text AS revenue, count(*)::int AS transactions
        FROM app_transactions WHERE developer_id = $1 AND app_id = $2 AND status = 'paid'`,
     [developerId, appId],
   );
-  return { revenueUsd: formatMinor(rows[0].revenue), transactions: rows[0].transactions };
+  return { revenueUsd: formatMinor(BigInt(rows[0].revenue)), transactions: rows[0].transactions };
 }
 
 type InstallationWithStore = InstallationRow & { store_business: string; store_slug: string; store_email: string };

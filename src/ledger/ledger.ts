@@ -49,30 +49,35 @@ export async function postEntry(tx: Tx, entry: Entry): Promise<string> {
   return id;
 }
 
-/** A developer's figures in USD cents, from postings only. */
+/**
+ * A developer's figures in USD cents, from postings only. BigInt: each posting is an exact number,
+ * but their sums pass 2^53 (eleven charges at the largest price), where a number drops cents.
+ */
 export interface DeveloperLedger {
   /** Credits to developer:available from charges: the developer's share of paid transactions. */
-  earned: number;
+  earned: bigint;
   /** Debits to developer:in_flight by payout_paid entries. */
-  paidOut: number;
+  paidOut: bigint;
   /** Credit balance of developer:in_flight: payouts pending, processing or in transit. */
-  inFlight: number;
+  inFlight: bigint;
   /** Credit balance of developer:available: the `balance`. */
-  available: number;
+  available: bigint;
 }
 
 export async function developerLedger(q: Queryable, developerId: string): Promise<DeveloperLedger> {
-  const { rows } = await q.query<DeveloperLedger>(
+  // Sums come back as numeric text (never cast to int8, which would also overflow past 2^63).
+  const { rows } = await q.query<Record<keyof DeveloperLedger, string>>(
     `SELECT
-       coalesce(sum(l.credit_cents) FILTER (WHERE l.account = 'developer:available' AND e.kind = 'charge'), 0)::bigint AS earned,
-       coalesce(sum(l.debit_cents) FILTER (WHERE l.account = 'developer:in_flight' AND e.kind = 'payout_paid'), 0)::bigint AS "paidOut",
-       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = 'developer:in_flight'), 0)::bigint AS "inFlight",
-       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = 'developer:available'), 0)::bigint AS available
+       coalesce(sum(l.credit_cents) FILTER (WHERE l.account = 'developer:available' AND e.kind = 'charge'), 0)::text AS earned,
+       coalesce(sum(l.debit_cents) FILTER (WHERE l.account = 'developer:in_flight' AND e.kind = 'payout_paid'), 0)::text AS "paidOut",
+       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = 'developer:in_flight'), 0)::text AS "inFlight",
+       coalesce(sum(l.credit_cents - l.debit_cents) FILTER (WHERE l.account = 'developer:available'), 0)::text AS available
      FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
      WHERE l.developer_id = $1`,
     [developerId],
   );
-  return rows[0];
+  const r = rows[0];
+  return { earned: BigInt(r.earned), paidOut: BigInt(r.paidOut), inFlight: BigInt(r.inFlight), available: BigInt(r.available) };
 }
 
 /**

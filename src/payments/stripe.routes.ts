@@ -66,6 +66,10 @@ export async function stripeWebhookRoutes(instance: FastifyInstance, { deps }: {
     // Decoded here rather than by the app's JSON parser: held to the same input guard (a NUL in a
     // field the handler stores failed its transaction, a 500 the processor retried for days).
     assertCleanPart(event, 'body');
+    // The event id is the idempotency key (C13.3) and the type picks the topic: an event without
+    // them (signed, but not an event object) was stored as a null key, a 500 Stripe retried for days.
+    const { id, type } = event as { id?: unknown; type?: unknown };
+    if (typeof id !== 'string' || !id || typeof type !== 'string' || !type) throw badRequest('Not a Stripe event: id and type must be non-empty strings');
     return envelope({ received: true, ...(await handleStripeEvent(deps, event as any)) });
   });
 }

@@ -67,14 +67,13 @@ export async function insertPayout(
   return rows[0];
 }
 
-/** Puts every paid, unswept transaction of the developer into the payout. */
-export async function attachUnsweptTransactions(q: Queryable, payoutId: string, developerId: string): Promise<void> {
+/** Puts the given transactions (paid, unswept, read under the developer lock) into the payout. */
+export async function attachTransactions(q: Queryable, payoutId: string, transactionIds: string[]): Promise<void> {
   await q.query(
-    `INSERT INTO payout_transactions (payout_id, transaction_id)
-     SELECT $1, id FROM app_transactions WHERE developer_id = $2 AND status = 'paid' AND payout_id IS NULL`,
-    [payoutId, developerId],
+    `INSERT INTO payout_transactions (payout_id, transaction_id) SELECT $1, t FROM unnest($2::uuid[]) AS t`,
+    [payoutId, transactionIds],
   );
-  await q.query(`UPDATE app_transactions SET payout_id = $1 WHERE developer_id = $2 AND status = 'paid' AND payout_id IS NULL`, [payoutId, developerId]);
+  await q.query(`UPDATE app_transactions SET payout_id = $1 WHERE id = ANY($2::uuid[]) AND status = 'paid' AND payout_id IS NULL`, [payoutId, transactionIds]);
 }
 
 export const DEVELOPER_PAGE = 500;

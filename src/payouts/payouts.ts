@@ -11,7 +11,7 @@ import { billingProviders, type ProviderResult } from '../billing/providers.js';
 import { payoutDestination, type DeveloperAccountRow } from '../billing/developer-accounts.js';
 import { latestInstant } from '../billing/schedule.js';
 import {
-  DEVELOPER_PAGE, attachUnsweptTransactions, developersWithPayoutMethod, insertPayout, lockPayout, markFailed, markInTransit, markPaid,
+  DEVELOPER_PAGE, attachTransactions, developersWithPayoutMethod, insertPayout, lockPayout, markFailed, markInTransit, markPaid,
   markProcessing, payoutById, pickClaimable, recordMove, sweepRunDone, takeSweepRun, unsweptTransactions, type PayoutRow, type PayoutStatus,
 } from './payouts.repo.js';
 
@@ -39,29 +39,46 @@ export async function sweepDeveloper(deps: Deps, developerId: string, instant: D
     const account = await lockDeveloper<DeveloperAccountRow>(tx, developerId, now);
     if (!account.payout_method) return null;
     const ledger = await developerLedger(tx, developerId);
-    if (ledger.available <= 0 || ledger.available < Number(account.minimum_payout_cents)) return null;
+    if (ledger.available <= 0n || ledger.available < BigInt(account.minimum_payout_cents)) return null;
 
     const txns = await unsweptTransactions(tx, developerId);
-    const covered = txns.reduce((sum, t) => sum + t.usd_developer_amount_cents, 0);
+    const covered = txns.reduce((sum, t) => sum + BigInt(t.usd_developer_amount_cents), 0n);
     if (covered !== ledger.available) {
       // Cannot happen while every writer holds the developer lock; refuse rather than pay a wrong amount.
       throw new Error(`ledger balance ${ledger.available} of developer ${developerId} differs from unswept transactions ${covered}`);
     }
+    const { carried, amount } = payableTransactions(txns);
     const id = uuidv7();
-    const periodStart = txns.length ? txns[0].created_at : now;
+    const periodStart = carried.length ? carried[0].created_at : now;
     const payout = await insertPayout(tx, {
-      id, developer_id: developerId, amount_cents: ledger.available, currency: 'USD', status: 'pending',
+      id, developer_id: developerId, amount_cents: amount, currency: 'USD', status: 'pending',
       payout_method_type: account.payout_method.type, payout_method: account.payout_method, period_start: periodStart, period_end: instant ?? now,
       sweep_instant: instant, created_at: now, updated_at: now,
     });
-    await attachUnsweptTransactions(tx, id, developerId);
+    await attachTransactions(tx, id, carried.map((t) => t.id));
     await postEntry(tx, {
       kind: 'payout_created', developerId, payoutId: id, now,
-      lines: [{ account: 'developer:available', debit: ledger.available }, { account: 'developer:in_flight', credit: ledger.available }],
+      lines: [{ account: 'developer:available', debit: amount }, { account: 'developer:in_flight', credit: amount }],
     });
     await recordMove(tx, id, null, 'pending', now);
     return payout;
   });
+}
+
+/**
+ * The transactions one payout carries: the unswept ones, oldest first, while their sum stays an
+ * exact number of cents (2^53 - 1, some 90 trillion USD; what a provider's amount can hold). Past
+ * that the rest stays in the balance for the next payout, as a balance below the minimum does.
+ */
+export function payableTransactions<T extends { usd_developer_amount_cents: number }>(txns: T[]): { carried: T[]; amount: number } {
+  const carried: T[] = [];
+  let amount = 0;
+  for (const t of txns) {
+    if (amount + t.usd_developer_amount_cents > Number.MAX_SAFE_INTEGER) break;
+    amount += t.usd_developer_amount_cents;
+    carried.push(t);
+  }
+  return { carried, amount };
 }
 
 /**
