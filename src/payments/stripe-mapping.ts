@@ -24,6 +24,11 @@ export interface SubscriptionFacts {
   currentPeriodStart: number | null;
   currentPeriodEnd: number | null;
   trialEnd: number | null | undefined;
+  /**
+   * A failed charge of the subscription's first invoice (`billing_reason` `subscription_create`):
+   * no event while the subscription has not started (stripe.service.ts).
+   */
+  firstCharge?: boolean;
 }
 
 type Obj = Record<string, any>;
@@ -109,17 +114,44 @@ function fromSubscription(topic: SubscriptionTopic, sub: Obj): SubscriptionFacts
   };
 }
 
+/** An item's plan as a comparable key: its price (or legacy plan) and its quantity. */
+function planKey(items: unknown): string | null {
+  const data = (items as Obj | undefined)?.data;
+  if (!Array.isArray(data)) return null;
+  return JSON.stringify(data.map((i: Obj) => [idOf(i?.price) ?? idOf(i?.plan), i?.quantity ?? null]));
+}
+
+/**
+ * app-api.md's Events table: `subscriptions/update` is a change of plan, quantity or status (trial
+ * to active is trialing -> active). Stripe also sends `customer.subscription.updated` for what is no
+ * such change, above all at every renewal (the period rolls over and `latest_invoice` changes: the
+ * renewal's event is `subscriptions/renew`), and for metadata or payment-method edits. Stripe names
+ * what changed in `previous_attributes` (for `items`, the whole previous list); without it, the
+ * event is taken as a change.
+ */
+function isSpecifiedChange(sub: Obj, previous: unknown): boolean {
+  if (!previous || typeof previous !== 'object') return true;
+  const before = previous as Obj;
+  if ('status' in before || 'quantity' in before || 'plan' in before) return true;
+  if (!('items' in before)) return false;
+  const was = planKey(before.items);
+  return was === null || was !== planKey(sub.items);
+}
+
 /** The topic and facts of a Stripe event, or null for events that map to no topic (acknowledged, ignored). */
-export function mapStripeEvent(event: { type: string; data: { object: Obj } }): SubscriptionFacts | null {
+export function mapStripeEvent(event: { type: string; data: { object: Obj; previous_attributes?: unknown } }): SubscriptionFacts | null {
   const object = event.data?.object ?? {};
   switch (event.type) {
     case 'invoice.paid':
       if (object.billing_reason === 'subscription_create') return fromInvoice('subscriptions/create', object, true);
       if (object.billing_reason === 'subscription_cycle') return fromInvoice('subscriptions/renew', object, true);
       return null;
-    case 'invoice.payment_failed':
-      return fromInvoice('subscriptions/payment_failed', object, false);
+    case 'invoice.payment_failed': {
+      const facts = fromInvoice('subscriptions/payment_failed', object, false);
+      return facts && { ...facts, firstCharge: object.billing_reason === 'subscription_create' };
+    }
     case 'customer.subscription.updated':
+      if (!isSpecifiedChange(object, event.data?.previous_attributes)) return null;
       return fromSubscription('subscriptions/update', object);
     case 'customer.subscription.deleted':
       return fromSubscription('subscriptions/cancelled', object);

@@ -67,6 +67,11 @@ export async function handleStripeEvent(deps: Deps, event: { id: string; type: s
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`stripe-subscription:${facts.subscriptionId}`]);
     const known = (await tx.query<KnownSubscription>('SELECT * FROM payment_subscriptions WHERE id = $1', [facts.subscriptionId])).rows[0];
     if (known?.cancelled_at) return { duplicate: false, topic: null, ignored: 'subscription_cancelled' };
+    // app-api.md Subscription lifecycle: a subscription's events begin with subscriptions/create,
+    // on its first successful charge, and payment_failed is a renewal's. A failed first charge of a
+    // subscription nothing was emitted for yet (Stripe retries it; its success is the create) is no
+    // event. Once the subscription is known, a failed charge is one whatever its billing reason (C13.2).
+    if (facts.firstCharge && !known) return { duplicate: false, topic: null, ignored: 'unmapped' };
     const storeId = facts.storeId ?? known?.store_id;
     if (!(await storeExists(tx, storeId))) return { duplicate: false, topic: null, ignored: 'no_store' };
 
