@@ -2,17 +2,17 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { Deps } from './deps.js';
-import { installErrorHandler, sendError } from './http/error-handler.js';
+import { asAppError, installErrorHandler, sendError } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
-import { routeShapeIndex } from './http/route-shapes.js';
+import { routeIndex } from './http/route-shapes.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
 import { compileValidator } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
 import { unwrapResourceBodies } from './http/resource-body.js';
 import { recordRoutes } from './surfaces/surface.js';
 import { publicSurface } from './surfaces/public.js';
-import { appApi } from './surfaces/app-api.js';
+import { appApi, unroutedApiGate } from './surfaces/app-api.js';
 import { appToken } from './surfaces/app-token.js';
 import { merchantAdmin } from './surfaces/merchant-admin.js';
 import { metafieldRead, storeStaff } from './surfaces/store-staff.js';
@@ -90,18 +90,24 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     // none, so a client cannot pick its own address with the header.
     trustProxy: deps.config.trustProxy,
     // Errors raised before routing (a URL with bad percent-encoding, a path parameter over the
-    // length limit) still get the shape of the endpoint the URL names (C5.1), the version header
-    // under /api/v1 (C5.5), a request id and a place in the metrics: no hook runs for them.
+    // length limit) still get the shape of the endpoint the URL names (C5.1), under /api/v1 the
+    // App API gate (401, rate limit and its headers, 429, scope; C5.5), a request id and a place in
+    // the metrics: no hook runs for them.
     frameworkErrors: (error, request, reply) => {
       // Before routing, so before the onRequest hook that sets it on every other response.
       reply.header(REQUEST_ID_HEADER, request.id);
-      if (request.url.startsWith('/api/v1/')) reply.header('X-SVC-Api-Version', API_VERSION);
-      request.fallbackShape = shapeOfUrl(request.method, request.url);
-      deps.metrics.observeRequest(request.method, UNMATCHED_ROUTE, 400, reply.elapsedTime / 1000);
-      return sendError(request, reply, new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request'));
+      const answer = (refused?: Error) => {
+        request.fallbackShape = routeOfUrl(request.method, request.url).shape;
+        const err = refused ? asAppError(refused, request) : new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request');
+        sendError(request, reply, err);
+        deps.metrics.observeRequest(request.method, UNMATCHED_ROUTE, err.status, reply.elapsedTime / 1000);
+      };
+      if (request.url.startsWith('/api/v1/')) return unroutedGate(request, reply, answer);
+      answer();
     },
   });
-  const shapeOfUrl = routeShapeIndex(app);
+  const routeOfUrl = routeIndex(app);
+  const unroutedGate = unroutedApiGate(deps, routeOfUrl);
   recordRoutes(app); // every route with its surface (src/surfaces/surface.ts; test/auth-matrix.test.ts)
   installErrorHandler(app);
   // Requests are validated and responses serialised by the route's schemas (src/http/validation.ts,

@@ -646,10 +646,16 @@ describe('malformed JSON (C5.6)', () => {
 });
 
 describe('C5.5 errors before routing', () => {
-  it('a URL with bad percent-encoding gets a 400 in the errors shape with the version header', async () => {
-    const res = await h.req('GET', '/api/v1/%zz');
+  it('a URL with bad percent-encoding gets a 400 in the errors shape with the version and rate-limit headers; without a token, 401 first', async () => {
+    const s = await storeWithApp(h);
+    const res = await h.req('GET', '/api/v1/%zz', { token: s.accessToken });
     expect(res.statusCode).toBe(400);
     expect(res.headers['x-svc-api-version']).toBe('2026-06');
+    expect(rate(res)).toMatchObject({ limit: 20, remaining: 19 });
     expect(res.json()).toEqual({ errors: { base: ['Malformed URL'] } });
+    const stranger = await h.req('GET', '/api/v1/%zz');
+    expectErrorsBody(stranger, 401);
+    expectVersionHeader(stranger);
+    expectNoRateHeaders(stranger);
   });
 });

@@ -119,7 +119,7 @@ describe('errors raised before routing keep the endpoint shape (C5.1)', () => {
     for (const url of ['/api/v1/shipping_zones/%FF.json', `/api/v1/shipping_zones/${'x'.repeat(300)}.json`, '/api/v1/orders/%C0%80/fulfillments.json']) {
       const res = await h.req('GET', url, { token: s.accessToken });
       expectEnvelopeError(res, 400);
-      expectApiHeaders(res, { rated: false });
+      expectApiHeaders(res); // an authenticated App API request: counted, with rate-limit headers (C5.5)
     }
     expectErrorsBody(await h.req('GET', '/api/v1/products/%FF.json', { token: s.accessToken }), 400);
     expectErrorsBody(await h.req('GET', '/api/v1/no-such-thing/%FF', { token: s.accessToken }), 400);

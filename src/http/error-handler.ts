@@ -47,12 +47,15 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply.code(error.status).send(body);
 }
 
+/** Any thrown error as the AppError it is answered with; an unexpected one is logged and becomes a 500. */
+export function asAppError(err: Error, request: FastifyRequest): AppError {
+  const appError = err instanceof AppError ? err : fromFastify(err as FastifyError);
+  if (appError) return appError;
+  request.log.error({ err }, 'unexpected error');
+  return new AppError('internal', `Internal server error (request ${request.id})`);
+}
+
 export function installErrorHandler(app: FastifyInstance) {
-  app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = err instanceof AppError ? err : fromFastify(err);
-    if (appError) return sendError(request, reply, appError);
-    request.log.error({ err }, 'unexpected error');
-    return sendError(request, reply, new AppError('internal', `Internal server error (request ${request.id})`));
-  });
+  app.setErrorHandler((err: FastifyError, request, reply) => sendError(request, reply, asAppError(err, request)));
   app.setNotFoundHandler((request, reply) => sendError(request, reply, new AppError('not_found', 'Not Found')));
 }

@@ -1,9 +1,11 @@
 // Errors Fastify raises before routing (a path it cannot percent-decode, a path parameter over
-// `maxParamLength`) have no route, so no `config.shape`; yet C5.1 wants every error of an endpoint in
-// that endpoint's shape (`GET /api/v1/shipping_zones/%FF.json` is the shipping zones endpoint, whose
-// errors are envelopes). This index, filled from the routes' own configs as they are registered,
-// finds the route a raw URL was aiming at by its pattern.
+// `maxParamLength`) have no route, so no `config.shape` or `config.scope`; yet C5.1 wants every error
+// of an endpoint in that endpoint's shape (`GET /api/v1/shipping_zones/%FF.json` is the shipping zones
+// endpoint, whose errors are envelopes), and the App API gate wants its scope (Rules 2). This index,
+// filled from the routes' own configs as they are registered, finds the route a raw URL was aiming
+// at by its pattern.
 import type { FastifyInstance } from 'fastify';
+import type { Scope } from '../oauth/scopes.js';
 import type { ErrorShape } from './shapes.js';
 
 const API_PREFIX = '/api/v1/';
@@ -12,6 +14,13 @@ interface Entry {
   methods: string[];
   pattern: RegExp;
   shape: ErrorShape | undefined;
+  scope: Scope | undefined;
+}
+
+/** What a raw URL's route declares: its error shape, and on the App API its scope (if any). */
+export interface AimedRoute {
+  shape: ErrorShape;
+  scope?: Scope;
 }
 
 /** `/api/v1/products/:id.json` -> /^\/api\/v1\/products\/[^/]+\.json$/ ; `*` matches the rest. */
@@ -27,19 +36,22 @@ function patternOf(url: string): RegExp {
 export const defaultShape = (url: string): ErrorShape => (url.startsWith(API_PREFIX) ? 'errors' : 'envelope');
 
 /** Registers the onRoute hook (call before any route is registered) and returns the lookup. */
-export function routeShapeIndex(app: FastifyInstance): (method: string, rawUrl: string) => ErrorShape {
+export function routeIndex(app: FastifyInstance): (method: string, rawUrl: string) => AimedRoute {
   const entries: Entry[] = [];
   app.addHook('onRoute', (route) => {
     // Only the App API has more than one shape; elsewhere every error is an envelope.
     if (!route.url.startsWith(API_PREFIX)) return;
     const methods = ([] as string[]).concat(route.method);
-    entries.push({ methods, pattern: patternOf(route.url), shape: route.config?.shape });
+    entries.push({ methods, pattern: patternOf(route.url), shape: route.config?.shape, scope: route.config?.scope });
   });
   return (method, rawUrl) => {
     const path = rawUrl.split('?')[0];
-    if (!path.startsWith(API_PREFIX)) return 'envelope';
+    if (!path.startsWith(API_PREFIX)) return { shape: 'envelope' };
     const matching = entries.filter((e) => e.pattern.test(path));
-    const hit = matching.find((e) => e.methods.includes(method)) ?? matching[0];
-    return hit?.shape ?? defaultShape(path);
+    // Only a route of the very method has a scope to ask for; another method's route only lends its
+    // shape (the resource's), as a routed request to it would get a 404 without a scope check.
+    const exact = matching.find((e) => e.methods.includes(method));
+    const hit = exact ?? matching[0];
+    return { shape: hit?.shape ?? defaultShape(path), ...(exact?.scope ? { scope: exact.scope } : {}) };
   };
 }

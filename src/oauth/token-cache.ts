@@ -26,6 +26,13 @@ export class AccessTokenCache {
   private readonly entries = new Map<string, Entry>();
   private readonly byInstallation = new Map<string, Set<string>>();
   private unsubscribe: (() => Promise<void>) | null = null;
+  /**
+   * Counts evictions. A look-up whose query ran before a revocation committed can return after the
+   * revocation's eviction; caching that row would bring the revoked token back for the TTL. A
+   * look-up caches its row only if no eviction happened while it was in flight (any installation's:
+   * the row's installation is not known before the query, and revocations are rare).
+   */
+  private evictions = 0;
 
   constructor(
     private readonly db: Db,
@@ -55,6 +62,7 @@ export class AccessTokenCache {
 
   private async load(hash: string): Promise<TokenInfo | null> {
     const now = this.clock.nowMs();
+    const evictionsBefore = this.evictions;
 
     const { rows } = await this.db.query<{ installation_id: string; app_id: string; store_id: string; scopes: string[]; expires_at: Date }>(
       `SELECT t.installation_id, i.app_id, i.store_id, g.scopes, t.expires_at
@@ -77,11 +85,14 @@ export class AccessTokenCache {
       scopes: row.scopes,
       expiresAtMs: row.expires_at.getTime(),
     };
-    this.remember(hash, info);
+    // The row was read before any eviction since: the request that asked may use it (it began
+    // before the revocation), but it is not kept for the requests after.
+    if (this.evictions === evictionsBefore) this.remember(hash, info);
     return info.expiresAtMs > now ? info : null;
   }
 
   evictInstallation(installationId: string): void {
+    this.evictions++;
     const hashes = this.byInstallation.get(installationId);
     if (!hashes) return;
     for (const hash of hashes) this.entries.delete(hash);

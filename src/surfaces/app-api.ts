@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { AppError, forbidden, notFound, unauthenticated, unavailable } from '../http/errors.js';
 import { bearerToken } from '../http/user-auth.js';
 import type { ErrorShape } from '../http/shapes.js';
+import type { AimedRoute } from '../http/route-shapes.js';
 import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import type { RateDecision } from '../ratelimit/limiter.js';
@@ -29,13 +30,18 @@ export function apiCaller(request: FastifyRequest): TokenInfo {
   return request.api!;
 }
 
+/** The scope a routed App API request's route requires (`config.scope`). */
+function routeScope(request: FastifyRequest): Scope | undefined {
+  return request.routeOptions.config?.scope;
+}
+
 /**
  * The gate, written with a `done` callback rather than as an async function, and with its steps
  * defined once rather than per request: on the fast path (token cached, tier cached, in-process
  * limiter) a request passes without a promise or a closure being made. Slow steps (database,
  * Redis) continue asynchronously.
  */
-export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
+export function appApiGate(deps: Deps, defaultShape: ErrorShape, scopeOf: (request: FastifyRequest) => Scope | undefined = routeScope) {
   type Done = (err?: Error) => void;
 
   function afterToken(request: FastifyRequest, reply: FastifyReply, done: Done, found: TokenInfo | null) {
@@ -70,7 +76,7 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
       reply.header('Retry-After', 1);
       return done(new AppError('rate_limited', 'Rate limit exceeded'));
     }
-    const scope = request.routeOptions.config?.scope;
+    const scope = scopeOf(request);
     if (scope && !hasScope(request.api!.scopes, scope)) return done(forbidden(`This endpoint requires the ${scope} scope`));
     done();
   }
@@ -84,6 +90,18 @@ export function appApiGate(deps: Deps, defaultShape: ErrorShape) {
     if (!(caller instanceof Promise)) return afterToken(request, reply, done, caller);
     caller.then((found) => afterToken(request, reply, done, found), done);
   };
+}
+
+/**
+ * The gate for an /api/v1 request Fastify refused before routing (a path it cannot percent-decode,
+ * a path parameter over its length limit): no route matched, so no onRequest hook ran. It is an App
+ * API call all the same: a stranger gets 401 first (Rules 1); an app's request counts and carries
+ * the rate-limit headers (Limits 2, "Headers on every /api/v1/ response"; C5.5), may get 429, and
+ * gets 403 without the scope of the endpoint the URL names (Rules 2). `aimedAt` finds that endpoint
+ * (src/http/route-shapes.ts). `done` gets the gate's refusal, or nothing when the request passed.
+ */
+export function unroutedApiGate(deps: Deps, aimedAt: (method: string, url: string) => AimedRoute) {
+  return appApiGate(deps, 'errors', (request) => aimedAt(request.method, request.url).scope);
 }
 
 /** The App API surface: `app.register(appApi(deps, (api) => ...), { prefix: '/api/v1' })`. */
