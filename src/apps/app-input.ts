@@ -26,7 +26,14 @@ export interface AppFields {
 
 /** Largest recurring price, in hundredths (10 trillion major units). */
 const MAX_PRICE_MINOR = 1e15;
-const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
+/**
+ * C3.1 "semantic version": SemVer 2.0.0's own grammar (semver.org, its suggested expression): no
+ * leading zeros in the three numbers or in a numeric pre-release part, no empty dot-separated part.
+ * "01.0.0" and "1.0.0-a..b" are not versions; a looser pattern took them.
+ */
+const NUM = '(?:0|[1-9]\\d*)';
+const PRE_PART = '(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)';
+const SEMVER = new RegExp(`^${NUM}\\.${NUM}\\.${NUM}(?:-${PRE_PART}(?:\\.${PRE_PART})*)?(?:\\+[0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*)?$`);
 const GDPR_KEYS = ['customerDataRequest', 'customerRedact', 'shopRedact'] as const;
 
 async function url(field: string, value: unknown, config: Config): Promise<string> {

@@ -5,6 +5,7 @@ import { Type, type Static } from 'typebox';
 import { SCOPES } from '../oauth/scopes.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { parseJsonField } from '../http/input-guard.js';
+import { badRequest } from '../http/errors.js';
 
 const text = Type.Optional(Type.String());
 const texts = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]));
@@ -37,7 +38,42 @@ export const ALL_SCOPES = SCOPES;
 export const TIERS = Object.keys(TIER_LIMITS);
 
 const lines = (value: string | undefined) => (value ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-const blank = (value: string | undefined) => (value ?? '').trim() === '';
+/**
+ * A field is "not given" only when it is empty. Anything else goes to the service as typed, so the
+ * page takes exactly what the API takes: " 1.0.0" or a handle of spaces is refused in the API's
+ * words, not quietly trimmed or dropped. (URLs, amounts and currencies are read by the service the
+ * same way whether trimmed or not: a URL parser drops outer spaces, `parseMoney` and `isoCurrency` trim.)
+ */
+const given = (value: string | undefined): value is string => value !== undefined && value !== '';
+
+/**
+ * Trial days as the API's JSON integer is written: decimal digits. Anything else (" 7 ", "1e1",
+ * "0x10", "7.5") is passed on as text, which the service refuses as it refuses a string in JSON
+ * ("pricing.trialDays must be a whole number of days"); Number() took "0x10" as 16 and " 7 " as 7.
+ */
+const trialDaysOf = (value: string): number | string => (/^[0-9]+$/.test(value) ? Number(value) : value);
+
+/** A pricing type other than the two the API knows goes on as sent, for the service to refuse. */
+function pricingOf(form: AppFormValues): Record<string, unknown> {
+  if (!given(form.pricingType) || form.pricingType === 'free') return { type: 'free' };
+  if (form.pricingType !== 'recurring') return { type: form.pricingType };
+  return {
+    type: 'recurring',
+    amount: form.amount ?? '',
+    currency: form.currency ?? '',
+    interval: form.interval,
+    ...(given(form.trialDays) ? { trialDays: trialDaysOf(form.trialDays) } : {}),
+  };
+}
+
+/** One webhook a line: a topic, spaces, an address; a line of more parts names no one webhook. */
+function webhooksOf(value: string | undefined): { topic: string; uri: string }[] {
+  return lines(value).map((line, i) => {
+    const parts = line.split(/\s+/);
+    if (parts.length > 2) throw badRequest(`extensions.webhooks[${i}] must be a topic and an address, separated by a space`);
+    return { topic: parts[0] ?? '', uri: parts[1] ?? '' };
+  });
+}
 
 /** The developer API's body for the form's values; a form-only problem (JSON that does not parse) is a 400 naming its field. */
 export function appBodyOf(form: AppFormValues, creating: boolean): Record<string, unknown> {
@@ -47,22 +83,17 @@ export function appBodyOf(form: AppFormValues, creating: boolean): Record<string
     scopes: ([] as string[]).concat(form.scopes ?? []),
     redirectUrls: lines(form.redirectUrls),
   };
-  if (!blank(form.handle)) body.handle = form.handle!.trim();
+  if (given(form.handle)) body.handle = form.handle;
   else if (!creating) body.handle = null;
-  if (!blank(form.tier)) body.tier = form.tier;
-  if (!blank(form.version)) body.version = form.version!.trim();
+  if (given(form.tier)) body.tier = form.tier;
+  if (given(form.version)) body.version = form.version;
   const gdpr = { customerDataRequest: form.customerDataRequest, customerRedact: form.customerRedact, shopRedact: form.shopRedact };
-  body.gdprUrls = Object.values(gdpr).every(blank) ? null : Object.fromEntries(Object.entries(gdpr).map(([k, v]) => [k, blank(v) ? null : v!.trim()]));
-  body.pricing = form.pricingType === 'recurring'
-    ? { type: 'recurring', amount: (form.amount ?? '').trim(), currency: (form.currency ?? '').trim().toUpperCase(), interval: form.interval, trialDays: blank(form.trialDays) ? 0 : Number(form.trialDays) }
-    : { type: 'free' };
-  const webhooks = lines(form.webhooks).map((line) => {
-    const [topic = '', uri = ''] = line.split(/\s+/);
-    return { topic, uri };
-  });
+  body.gdprUrls = Object.values(gdpr).some(given) ? Object.fromEntries(Object.entries(gdpr).map(([k, v]) => [k, given(v) ? v : null])) : null;
+  body.pricing = pricingOf(form);
+  const webhooks = webhooksOf(form.webhooks);
   let functions: unknown = [];
-  if (!blank(form.functions)) functions = parseJsonField(form.functions!, 'extensions.functions');
-  body.extensions = { webhooks, salesChannel: form.salesChannel === 'on', shipping: blank(form.ratesUrl) ? null : { ratesUrl: form.ratesUrl!.trim() }, functions };
+  if (given(form.functions) && form.functions.trim() !== '') functions = parseJsonField(form.functions, 'extensions.functions');
+  body.extensions = { webhooks, salesChannel: form.salesChannel === 'on', shipping: given(form.ratesUrl) ? { ratesUrl: form.ratesUrl } : null, functions };
   return body;
 }
 

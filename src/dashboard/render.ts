@@ -57,9 +57,15 @@ export function helpers(locale: string, carry: { limit?: string } = {}) {
       const s = q.toString();
       return s ? `?${s}` : '';
     },
+    /**
+     * The pager's links. Past the end (an old link, a list that shrank) "previous" leads to the last
+     * page that has rows, not to the page before this one, which may be empty too; with no rows at
+     * all there is nothing to go back to.
+     */
     pages(p: Paged) {
       const last = Math.max(1, Math.ceil(p.total / p.limit));
-      return { page: p.page, last, prev: p.page > 1 ? p.page - 1 : null, next: p.page < last ? p.page + 1 : null, total: p.total };
+      const prev = p.page > last ? (p.total > 0 ? last : null) : p.page > 1 ? p.page - 1 : null;
+      return { page: p.page, last, prev, next: p.page < last ? p.page + 1 : null, total: p.total };
     },
     json(value: unknown): string {
       return value === undefined ? '' : JSON.stringify(value, null, 2);

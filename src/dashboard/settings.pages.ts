@@ -63,8 +63,9 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
     try {
       // The API's schema holds each field to 255 characters; the form says so in the service's words.
       // Characters as the schema counts them (code points): `length` counts a character outside the
-      // BMP twice, and the page refused what the API takes.
-      for (const key of ADDRESS_FIELDS) if ([...(given[key] ?? '').trim()].length > 255) throw fieldError(key, 'is too long (maximum 255 characters)');
+      // BMP twice, and the page refused what the API takes. Counted as sent, before the service
+      // trims, as the schema counts them: counted after, the page took what the API refuses.
+      for (const key of ADDRESS_FIELDS) if ([...(given[key] ?? '')].length > 255) throw fieldError(key, 'is too long (maximum 255 characters)');
       await saveStoreAddress(deps, storeOf(request), readStoreAddress(given));
     } catch (err) {
       return addressPage(request, reply, given, formErrors(err).errors, null, 400);

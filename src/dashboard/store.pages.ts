@@ -30,6 +30,13 @@ const storeOf = (request: FastifyRequest) => {
   return storeId;
 };
 
+/** A list filter: blank is none; another value than `values` is refused as the API's query schema refuses it. */
+function filterOf<const V extends readonly string[]>(name: string, value: string | undefined, values: V): V[number] | undefined {
+  if (!value) return undefined;
+  if (!values.includes(value)) throw badRequest(`${name} must be one of ${values.join(', ')}`);
+  return value;
+}
+
 /** A refusal about the form, for the page to show next to a field; anything else is rethrown. */
 function refusal(err: unknown): AppError {
   if (err instanceof AppError && ['bad_request', 'conflict', 'not_found'].includes(err.kind)) return err;
@@ -141,8 +148,10 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
   const GdprForm = Type.Object({ _csrf: text, customerId: text, customerEmail: text, customerPhone: text, ordersRequested: text, confirm: text });
 
   const gdprPage = async (request: FastifyRequest, reply: FastifyReply, query: { page?: unknown; limit?: unknown; status?: string; requestType?: string }, form: { kind: string; values: Record<string, string | undefined>; error: string } | null, status = 200) => {
-    const statusFilter = (REQUEST_STATUSES as readonly string[]).includes(query.status ?? '') ? (query.status as (typeof REQUEST_STATUSES)[number]) : undefined;
-    const typeFilter = (REQUEST_TYPES as readonly string[]).includes(query.requestType ?? '') ? (query.requestType as GdprRequestType) : undefined;
+    // As `GET /apps/gdpr/requests`: blank is no filter, an unknown value a 400 in the API's words
+    // (the page used to show every request for it, as if no filter had been asked for).
+    const statusFilter = filterOf('status', query.status, REQUEST_STATUSES);
+    const typeFilter = filterOf('requestType', query.requestType, REQUEST_TYPES);
     const paging = parsePage(query, { limit: GDPR_PAGE_LIMIT });
     const { requests, total } = await listGdprRequests(deps, storeOf(request), { status: statusFilter, requestType: typeFilter, limit: paging.limit, offset: paging.offset });
     return page(deps, request, reply, 'store-gdpr', {

@@ -1,5 +1,6 @@
 // Driving the dashboard's pages through `inject` as a browser without script would: a cookie jar,
 // the form's CSRF token read from the page, forms posted url-encoded.
+import { expect } from 'vitest';
 import type { Harness } from './harness.js';
 
 export interface Page {
@@ -60,4 +61,12 @@ export class Browser {
   async signIn(email: string, password: string): Promise<Page> {
     return this.submit('/dashboard/login', '/dashboard/login', { email, password });
   }
+}
+
+/** A browser signed in to the dashboard as `email` (the test accounts' password by default). */
+export async function signedInBrowser(h: Harness, email: string, password = 'correct-horse'): Promise<Browser> {
+  const browser = new Browser(h);
+  const signedIn = await browser.signIn(email, password);
+  expect(signedIn.status, signedIn.html).toBe(303);
+  return browser;
 }
