@@ -2,12 +2,11 @@
 // live rates (C15.3): each test failed before its fix.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { checkoutCalls } from './helpers/checkout.js';
+import { checkoutCalls, insertSimpleZone } from './helpers/checkout.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { address, insertProduct, orderStore, stockOf, uniq, type TestProduct } from './helpers/orders.js';
-import { uuidv7 } from '../src/ids.js';
 import { alpha2 } from '../src/shipping/countries.js';
 
 let h: Harness;
@@ -18,15 +17,7 @@ afterAll(() => h?.close());
 
 const { create, read, change, complete } = checkoutCalls(() => h);
 
-async function zone(storeId: string, z: { name: string; countries: string[]; price: number }) {
-  const id = uuidv7();
-  await h.db.query(
-    `INSERT INTO shipping_zones (id, store_id, name, countries, price_minor, type, created_at, updated_at)
-     VALUES ($1, $2, $3, $4::jsonb, $5, 'Simple', now(), now())`,
-    [id, storeId, z.name, JSON.stringify(z.countries), z.price],
-  );
-  return id;
-}
+const zone = (storeId: string, z: { name: string; countries: string[]; price: number }) => insertSimpleZone(h, storeId, z);
 
 /** A store with a shipping app whose receiver answers `answer`. */
 async function storeWithShippingApp(rx: Receiver) {

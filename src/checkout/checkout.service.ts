@@ -21,11 +21,11 @@ import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCr
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
 import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
-import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout } from './checkout-functions.js';
+import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveFunctionResults, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -267,6 +267,22 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
 const BUYER_CHOICES = ['email', 'line_items', 'shipping_address', 'shipping_rate', 'discount_code', 'note', 'payment_method'] as const;
 const sameBuyerChoices = (a: CheckoutRow, b: CheckoutRow) => BUYER_CHOICES.every((k) => isDeepStrictEqual(a[k], b[k]));
 
+/**
+ * C11.4: "a GET of the checkout shows the result of the last runs". Completion runs the cart
+ * functions again, and their results may differ from the last change's (the merchant changed a
+ * function's configuration, or a price moved): they are stored when they differ, so the checkout
+ * shows the validation errors or payment methods that refuse its completion. Only if the checkout
+ * is still as read (a change meanwhile stored the results of its own runs, which are later).
+ */
+async function keepLatestResults(deps: Deps, store: CheckoutStore, token: string, row: CheckoutRow, results: FunctionResults | null): Promise<void> {
+  if (isDeepStrictEqual(results, row.function_results)) return;
+  await deps.db.transaction(async (tx) => {
+    const locked = await checkoutOf(tx, store, token, { lock: true });
+    if (locked.completed_at || !sameBuyerChoices(locked, row) || !isDeepStrictEqual(locked.function_results, row.function_results)) return;
+    await saveFunctionResults(tx, locked.id, results);
+  });
+}
+
 /** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */
 class ChangedMeanwhile extends Error {}
 
@@ -280,6 +296,8 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   const call = functionCall(store, row, token);
   const active = byTarget(functions);
   const { results, state } = await withCartFunctions(deps, call, active, await pricedCheckout(deps, deps.db, row, catalog));
+  // Kept before anything can refuse the completion, so that a GET shows what refused it (C11.4).
+  await keepLatestResults(deps, store, token, row, results);
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.
   const rates = state.requiresShipping ? await ratesOf(deps, call, active, state, { zones, shipping, cached }) : [];
   const missing = missingForCompletion(state, rates);

@@ -14,6 +14,7 @@ import type { AnswersReadWithCheckout, StoredAnswerRow } from './rate-cache.js';
 import { zonesForCountry, type StoreCheckoutConfig, type StoreConfigCache } from './store-config-cache.js';
 import type { FunctionResults } from './checkout-functions.js';
 import { activeFunctionsJson, type StoreFunctionRow } from '../functions/functions.repo.js';
+import { erasedRuns } from '../functions/function-runs.repo.js';
 
 /** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
 export interface AskedLine {
@@ -298,6 +299,14 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, n
   return rows[0];
 }
 
+/**
+ * What the cart functions' latest runs gave, without a change of the buyer's (C11.4: a GET shows
+ * the last runs, a refused completion's too). `updated_at` stays: it dates the buyer's changes.
+ */
+export async function saveFunctionResults(q: Queryable, id: string, functionResults: FunctionResults | null): Promise<void> {
+  await updateRow(q, 'checkouts', { id }, { function_results: functionResults }, { casts: CASTS });
+}
+
 /** What a storefront checkout needs of its store: id, currency, the domain apps know it by, and its address (C15.4). */
 export interface CheckoutStore {
   id: string;
@@ -355,8 +364,20 @@ export async function catalogLine(q: Queryable, storeId: string, productRef: str
 /** A catalog reference as [uuid, null] or [null, numeric id]: each compared with its own indexed column. */
 const byKind = (ref: string | null): [string | null, string | null] => (ref === null ? [null, null] : isUuid(ref) ? [ref, null] : [null, ref]);
 
-/** Abandoned (never completed) checkouts last changed before `before`; returns how many went. */
+/**
+ * Abandoned (never completed) checkouts last changed before `before`; returns how many went. The
+ * function runs at them are erased in the same statement (input, output, error message, token;
+ * the records stay until their own retention, C11.5): the erasure of a redacted customer (C9)
+ * finds runs through their checkout, so runs kept past their checkout (a quote late in its life
+ * runs after its last change; retention may be longer than 30 days) would be out of its reach.
+ */
 export async function purgeAbandonedCheckouts(q: Queryable, before: Date): Promise<number> {
-  const res = await q.query('DELETE FROM checkouts WHERE completed_at IS NULL AND updated_at < $1', [before]);
-  return res.rowCount;
+  const { rows } = await q.query<{ n: number }>(
+    `WITH purged AS (DELETE FROM checkouts WHERE completed_at IS NULL AND updated_at < $1 RETURNING id),
+     runs_at AS (SELECT id, input_id FROM function_runs WHERE checkout_id IN (SELECT id FROM purged)),
+     ${erasedRuns('runs_at')}
+     SELECT count(*)::int AS n FROM purged`,
+    [before],
+  );
+  return rows[0].n;
 }

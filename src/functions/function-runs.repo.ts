@@ -215,12 +215,19 @@ export async function eraseRunsAtCheckouts(q: Queryable, storeId: string, checko
   const { rows } = await q.query<{ n: number }>(
     `WITH gone AS (
        SELECT id, input_id FROM function_runs WHERE store_id = $1 AND checkout_id = ANY($2::uuid[])),
-     emptied AS (
-       UPDATE function_runs r SET input = NULL, input_id = NULL, output = NULL, error_message = NULL, checkout_token_enc = NULL
-       FROM gone WHERE r.id = gone.id),
-     freed AS (${freedInputs('gone')})
+     ${erasedRuns('gone')}
      SELECT count(*)::int AS n FROM gone`,
     [storeId, checkoutIds],
   );
   return rows[0].n;
 }
+
+/**
+ * WITH queries that erase the runs listed in the WITH query `runs` (its `id` and `input_id`) as
+ * eraseRunsAtCheckouts does: for it, and for the purge of abandoned checkouts, whose runs must not
+ * keep the buyer's data once the checkout that leads the erasure to them is gone (checkouts.repo.ts).
+ */
+export const erasedRuns = (runs: string) => `emptied AS (
+       UPDATE function_runs r SET input = NULL, input_id = NULL, output = NULL, error_message = NULL, checkout_token_enc = NULL
+       FROM ${runs} WHERE r.id = ${runs}.id),
+     freed AS (${freedInputs(runs)})`;

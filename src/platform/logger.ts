@@ -3,6 +3,7 @@
 // a silent one or one writing to a capture stream.
 //
 // What never reaches a log line (docs/decisions.md "Hardening: observability"):
+// - secrets in a path: a checkout's token (C15.1);
 // - query values of a URL, except a few harmless paging keys: `?key=` (order status page), a
 //   mistaken `?access_token=`, `?email=` are secrets or personal data;
 // - headers (authorization, cookies) and bodies: the request serializer names method and path only;
@@ -23,10 +24,18 @@ export const REDACTED = '[REDACTED]';
 const MAX_PATH = 512;
 const MAX_QUERY_PARTS = 30;
 
-/** The URL as it may be logged: the path, and the query with every value but harmless ones redacted. */
+/**
+ * Path segments that are secrets: a storefront checkout's token (C15.1) is the only key to the
+ * buyer's checkout, and it travels in the path (`/storefront/{store}/checkouts/{token}/...`).
+ * Matched loosely (any case, repeated slashes): a URL the router refuses is logged too.
+ */
+const SECRET_PATH_SEGMENTS = [/^(\/+storefront\/+[^/]*\/+checkouts\/+)[^/]+/i];
+
+/** The URL as it may be logged: the path with its secret segments redacted, and the query with every value but harmless ones redacted. */
 export function loggableUrl(url: string): string {
   const q = url.indexOf('?');
   let path = q === -1 ? url : url.slice(0, q);
+  for (const secret of SECRET_PATH_SEGMENTS) path = path.replace(secret, `$1${REDACTED}`);
   if (path.length > MAX_PATH) path = path.slice(0, MAX_PATH) + '...';
   if (q === -1) return path;
   const parts: string[] = [];
