@@ -173,10 +173,10 @@ export async function salesAnalytics(q: Queryable, storeId: string, range: DayRa
   for (const [day, n] of r.orders_by_day ?? []) ordersByDay[day] = Number(n);
   const viewsByDate: Record<string, { count: number }> = {};
   for (const [day, n] of r.views_by_day ?? []) viewsByDate[day] = { count: Number(n) };
-  const saleByTopRegion: Record<string, number> = {};
-  for (const [region, minor] of r.regions ?? []) saleByTopRegion[region] = major(BigInt(minor));
-  const sourceCount: Record<string, { count: number }> = {};
-  for (const [source, n] of r.sources ?? []) sourceCount[source] = { count: Number(n) };
+  // Regions and sources are text from buyers and storefront visitors: built with fromEntries, which
+  // defines own keys, so a source named `__proto__` is counted rather than setting the prototype.
+  const saleByTopRegion: Record<string, number> = Object.fromEntries((r.regions ?? []).map(([region, minor]) => [region, major(BigInt(minor))]));
+  const sourceCount: Record<string, { count: number }> = Object.fromEntries((r.sources ?? []).map(([source, n]) => [source, { count: Number(n) }]));
   const gross = BigInt(r.gross_minor);
   return {
     grossSale: major(gross),

@@ -114,6 +114,13 @@ export function optionalInteger(body: Body, key: string, opts: { min?: number; m
   return text === undefined || text === null ? text : Number(text);
 }
 
+/**
+ * The last instant a four-digit ISO 8601 year can name. An offset can carry a date-time written as
+ * 9999-12-31 past it, into year 10000, which JavaScript writes as `+010000-01-01T...`: text the
+ * embedded database refused (a 500), PostgreSQL stored, and no response could show as ISO 8601.
+ */
+const LAST_INSTANT_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
@@ -142,7 +149,8 @@ export function parseInstant(value: unknown): Date | null {
     if (hours > 23 || minutes > 59) return null;
     offsetMin = (z[1] === '-' ? -1 : 1) * (hours * 60 + minutes);
   }
-  return new Date(local - offsetMin * 60_000);
+  const instant = local - offsetMin * 60_000;
+  return instant > LAST_INSTANT_MS ? null : new Date(instant);
 }
 
 export function optionalInstant(body: Body, key: string, opts: { nullable?: boolean } = {}): Date | null | undefined {

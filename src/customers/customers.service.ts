@@ -11,6 +11,7 @@ import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { Money, nullable, Timestamp } from '../http/schemas.js';
 import { isUniqueViolation } from '../db/errors.js';
+import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
 import type { Page } from '../http/paging.js';
 import type { CustomerAdminBody, CustomerCreateBody, CustomerUpdateBody } from './customers.schemas.js';
 import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
@@ -233,6 +234,7 @@ export async function deleteCustomer(deps: Deps, storeId: string, id: string): P
     const current = await existing(tx, storeId, id, true);
     const view = customerView(current);
     await deleteCustomerRow(tx, current.id);
+    await deleteOwnedMetafields(tx, storeId, 'customer', current.id);
     await emit(tx, { storeId, topic: 'customers/delete', payload: view, now: deps.clock.now() });
   });
 }

@@ -114,3 +114,12 @@ export async function upsertMetafields(q: Queryable, storeId: string, appId: str
 }
 
 const keyOf = (r: Pick<MetafieldWrite, 'ownerType' | 'ownerId' | 'namespace' | 'key'>) => JSON.stringify([r.ownerType, r.ownerId, r.namespace, r.key]);
+
+/**
+ * Deletes the metafields an owner had, in the transaction that deletes the owner: a metafield lives
+ * only as long as its owner (C6.6: "the owner must exist in the store"), so an app or merchant
+ * never reads values, often personal ones, of a customer that is gone.
+ */
+export async function deleteOwnedMetafields(q: Queryable, storeId: string, ownerType: string, ownerId: string): Promise<void> {
+  await q.query('DELETE FROM metafields WHERE store_id = $1 AND owner_type = $2 AND owner_id = $3', [storeId, ownerType, ownerId]);
+}
