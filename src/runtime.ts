@@ -13,7 +13,7 @@ import { createRateLimiter } from './ratelimit/create.js';
 import { TierCache } from './ratelimit/tier-cache.js';
 import { AccessTokenCache } from './oauth/token-cache.js';
 import { JobRegistry } from './jobs/registry.js';
-import { loadClockOffset } from './platform/clock-store.js';
+import { followClockOffset, loadClockOffset } from './platform/clock-store.js';
 import { registerJobs } from './jobs/register-all.js';
 import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
@@ -51,10 +51,12 @@ export interface Runtime {
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const log = options.log ?? createLogger({ level: config.logLevel });
   const db = options.db ?? (await openDatabase(config));
+  let clockSync: { stop(): Promise<void> } | null = null;
   try {
     await migrate(db);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
+    if (clock instanceof TestClock) clockSync = followClockOffset(db, clock);
     // Only processes that serve the App API use the shared rate-limit store; a worker neither
     // connects to Redis nor waits for it to be ready.
     const rateLimiter = createRateLimiter(config.role === 'worker' ? null : config.redisUrl, { log });
@@ -90,6 +92,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       deps,
       async close() {
         await deps.jobs.drain();
+        await clockSync?.stop();
         await flushMail();
         await deps.webhooks.close();
         await deps.rateHttp.close();
@@ -102,6 +105,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       },
     };
   } catch (err) {
+    await clockSync?.stop();
     await db.close().catch(() => {});
     throw err;
   }

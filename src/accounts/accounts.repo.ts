@@ -44,6 +44,18 @@ export async function insertUser(q: Queryable, u: { id: string; email: string; n
   );
 }
 
+/** The operator account by email (any case): inserted, or made SUPER_ADMIN with this password. Its id. */
+export async function upsertOperator(q: Queryable, u: { id: string; email: string; passwordHash: string; now: Date }): Promise<string> {
+  const { rows } = await q.query<{ id: string }>(
+    `INSERT INTO users (id, email, name, role, password_hash, store_id, created_at, updated_at)
+     VALUES ($1, $2, 'Platform operator', 'SUPER_ADMIN', $3, NULL, $4, $4)
+     ON CONFLICT ((lower(email))) DO UPDATE SET password_hash = EXCLUDED.password_hash, role = 'SUPER_ADMIN', updated_at = EXCLUDED.updated_at
+     RETURNING id`,
+    [u.id, u.email, u.passwordHash, u.now],
+  );
+  return rows[0].id;
+}
+
 export async function insertStore(q: Queryable, s: { id: string; business: string; slug: string; email: string; ownerId: string; now: Date }) {
   await q.query(
     `INSERT INTO stores (id, business, slug, email, owner_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,

@@ -5,7 +5,7 @@ import { uuidv7 } from '../ids.js';
 import { slugify } from '../slug.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
-import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, type StoreRow, type UserRow } from './accounts.repo.js';
+import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, upsertOperator, type StoreRow, type UserRow } from './accounts.repo.js';
 import type { Role } from './jwt.js';
 import { beginLogin } from './login-throttle.js';
 
@@ -101,15 +101,13 @@ export async function createStaff(deps: Deps, storeId: string, body: Record<stri
   return { user: { ...publicUser({ id, email, name, role }), storeId } };
 }
 
-/** SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD: create the operator account, or reset its password. */
+/**
+ * SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD: create the operator account, or reset its password. Every
+ * process of a deployment does this at its start, often at the same moment: one upsert, so that
+ * processes racing on an empty database all start (a look-up then an insert let all but one fail
+ * on the unique email).
+ */
 export async function ensureOperator(deps: Deps, email: string, password: string) {
   const passwordHash = await hashPassword(password);
-  const existing = await findUserByEmail(deps.db, email);
-  if (existing) {
-    await deps.db.query(`UPDATE users SET password_hash = $1, role = 'SUPER_ADMIN', updated_at = $2 WHERE id = $3`, [passwordHash, deps.clock.now(), existing.id]);
-    return existing.id;
-  }
-  const id = uuidv7();
-  await insertUser(deps.db, { id, email: email.toLowerCase(), name: 'Platform operator', role: 'SUPER_ADMIN', passwordHash, storeId: null, now: deps.clock.now() });
-  return id;
+  return upsertOperator(deps.db, { id: uuidv7(), email: email.toLowerCase(), passwordHash, now: deps.clock.now() });
 }

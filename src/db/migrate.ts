@@ -35,9 +35,14 @@ export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
 export class MigrationError extends Error {}
 
 export async function migrate(db: Db, migrations = loadMigrations()): Promise<number> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, hash text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now())`);
+  // Under the lock too: two first starts running CREATE TABLE IF NOT EXISTS at the same moment
+  // both create, and one fails on PostgreSQL's catalog (pg_type_typname_nsp_index).
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version integer PRIMARY KEY, name text NOT NULL, hash text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now())`);
+  });
   let applied = 0;
   for (const m of migrations) {
     const done = await db.transaction(async (tx) => {

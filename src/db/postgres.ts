@@ -13,6 +13,11 @@ const types = {
   },
 };
 
+/** How soon a lost LISTEN connection is opened again (and again, while the server is away). */
+const RELISTEN_MS = 500;
+
+const listenStatement = (channel: string) => `LISTEN "${channel.replace(/"/g, '')}"`;
+
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<Db> {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types: types as any });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -64,7 +69,9 @@ function wrap(client: pg.Pool | pg.PoolClient): Tx {
 class PostgresDb implements Db {
   readonly kind = 'postgres' as const;
   private readonly direct: Tx;
-  private listener: pg.Client | null = null;
+  /** The dedicated LISTEN connection: being opened, or open. */
+  private listener: Promise<pg.Client> | null = null;
+  private relistenTimer: NodeJS.Timeout | null = null;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closing: Promise<void> | null = null;
 
@@ -105,22 +112,23 @@ class PostgresDb implements Db {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  /** One dedicated connection carries every LISTEN of this process. */
+  /**
+   * One dedicated connection carries every LISTEN of this process. When it ends (the server
+   * restarted, a network blip, an idle-session reaper) it is opened again and every channel is
+   * listened to again: otherwise token revocations (C4.7) would reach this process only through its
+   * cache's TTL, and the webhook workers only through their poll, for the rest of its life.
+   */
   async listen(channel: string, onMessage: (payload: string) => void) {
-    if (!this.listener) {
-      const client = new pg.Client({ connectionString: this.url });
-      client.on('error', () => {});
-      client.on('notification', (msg) => {
-        for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
-      });
-      await client.connect();
-      this.listener = client;
-    }
     let set = this.handlers.get(channel);
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      await this.listener.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+      try {
+        await (await this.listenerClient()).query(listenStatement(channel));
+      } catch (err) {
+        this.handlers.delete(channel);
+        throw err;
+      }
     }
     set.add(onMessage);
     return async () => {
@@ -128,11 +136,58 @@ class PostgresDb implements Db {
     };
   }
 
+  private listenerClient(): Promise<pg.Client> {
+    this.listener ??= this.openListener().catch((err) => {
+      this.listener = null;
+      throw err;
+    });
+    return this.listener;
+  }
+
+  private async openListener(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url });
+    let open = false;
+    client.on('error', () => {}); // 'end' follows
+    client.on('end', () => {
+      if (open) this.listenerLost();
+    });
+    client.on('notification', (msg) => {
+      for (const handler of this.handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
+    });
+    try {
+      await client.connect();
+      for (const channel of this.handlers.keys()) await client.query(listenStatement(channel));
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    open = true;
+    return client;
+  }
+
+  private listenerLost() {
+    this.listener = null;
+    this.scheduleRelisten();
+  }
+
+  private scheduleRelisten() {
+    if (this.closing || this.relistenTimer) return;
+    this.relistenTimer = setTimeout(() => {
+      this.relistenTimer = null;
+      if (this.closing) return;
+      this.listenerClient().catch(() => this.scheduleRelisten());
+    }, RELISTEN_MS);
+    this.relistenTimer.unref();
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.listener?.end().catch(() => {});
+      if (this.relistenTimer) clearTimeout(this.relistenTimer);
+      const listener = await this.listener?.catch(() => null);
+      await listener?.end().catch(() => {});
       await this.pool.end();
     })();
     return this.closing;
   }
+
 }

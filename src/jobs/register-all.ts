@@ -2,8 +2,6 @@
 // (webhook delivery, GDPR deadlines, billing, payouts) add theirs here.
 import type { Deps } from '../deps.js';
 import type { Scheduler } from './scheduler.js';
-import { TestClock } from '../clock.js';
-import { loadClockOffset } from '../platform/clock-store.js';
 import { resendStaleMail } from '../mail/mail.js';
 import { registerWebhookJobs, scheduleWebhookWorkers } from '../webhooks/jobs.js';
 import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js';
@@ -21,9 +19,6 @@ export function registerJobs(deps: Deps): void {
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
 export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
-  // Another process may advance the shared test clock; pick its offset up.
-  const clock = deps.clock;
-  if (clock instanceof TestClock) scheduler.every('test-clock-sync', 1000, () => loadClockOffset(deps.db, clock));
   scheduleWebhookWorkers(deps, scheduler);
   scheduler.every('mail-recovery', 60_000, () => resendStaleMail(deps));
   scheduleBillingWorkers(deps, scheduler);

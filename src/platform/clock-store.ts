@@ -43,3 +43,26 @@ export async function advanceClock(db: Db, clock: TestClock, seconds: number): P
   if (!rows[0]) throw new ClockOffsetError(`the test clock cannot run more than ${MAX_CLOCK_OFFSET_MS / 1000} seconds ahead`);
   clock.setOffset(Number(rows[0].value));
 }
+
+/** How often a process picks up an offset another process of the deployment advanced. */
+export const CLOCK_SYNC_MS = 1000;
+
+/**
+ * Every process (api, worker, all) follows the shared offset: the advance is made by one `api`
+ * process, and every other one, api processes included, must read the same clock for token expiry,
+ * deadlines and schedules (C12.1). A failed read is left to the next one: readiness reports the
+ * database.
+ */
+export function followClockOffset(db: Db, clock: TestClock): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    running ??= loadClockOffset(db, clock).catch(() => {}).finally(() => (running = null));
+  }, CLOCK_SYNC_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

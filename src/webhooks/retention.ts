@@ -4,11 +4,21 @@ import type { Deps } from '../deps.js';
 import { deleteRunsBefore } from '../functions/function-runs.repo.js';
 
 const PRUNE_BATCH = 5000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The instant before which kept things expire. SVC_DELIVERY_RETENTION_DAYS may be any whole number
+ * from 1, a very large one meaning "keep, in effect, for ever": a window reaching before the epoch
+ * (or past what a Date can hold, which made every run fail on an invalid date) keeps everything.
+ */
+export function retentionCutoff(deps: Pick<Deps, 'clock' | 'config'>): Date {
+  return new Date(Math.max(deps.clock.nowMs() - deps.config.deliveryRetentionDays * DAY_MS, 0));
+}
 
 /** Prune bodies of deliveries created before the retention window; answers how many were pruned. */
 export async function pruneDeliveryBodies(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
   const now = deps.clock.now();
-  const cutoff = new Date(now.getTime() - deps.config.deliveryRetentionDays * 86_400_000);
+  const cutoff = retentionCutoff(deps);
   let pruned = 0;
   // Batches keep each statement short (PGlite runs one transaction at a time).
   for (;;) {
@@ -30,7 +40,7 @@ export async function pruneDeliveryBodies(deps: Pick<Deps, 'db' | 'clock' | 'con
  * with a JSON null payload: its deliveries reference it.
  */
 export async function pruneEventPayloads(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
-  const cutoff = new Date(deps.clock.nowMs() - deps.config.deliveryRetentionDays * 86_400_000);
+  const cutoff = retentionCutoff(deps);
   let pruned = 0;
   for (;;) {
     const { rowCount } = await deps.db.query(
@@ -47,7 +57,7 @@ export async function pruneEventPayloads(deps: Pick<Deps, 'db' | 'clock' | 'conf
 
 /** C11.5: function run records are kept as long as delivery bodies, then deleted whole. */
 export async function deleteExpiredFunctionRuns(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
-  const cutoff = new Date(deps.clock.nowMs() - deps.config.deliveryRetentionDays * 86_400_000);
+  const cutoff = retentionCutoff(deps);
   let deleted = 0;
   for (;;) {
     const n = await deleteRunsBefore(deps.db, cutoff, PRUNE_BATCH);
