@@ -56,7 +56,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     await migrate(db);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
-    if (clock instanceof TestClock) clockSync = followClockOffset(db, clock);
+    // A process's own test clock follows the offset the deployment's processes share; a clock the
+    // caller brings (a test harness, which advances it itself) is the caller's to drive, and a
+    // read every second would land among the statements its tests count.
+    if (clock instanceof TestClock && !options.clock) clockSync = followClockOffset(db, clock);
     // Only processes that serve the App API use the shared rate-limit store; a worker neither
     // connects to Redis nor waits for it to be ready.
     const rateLimiter = createRateLimiter(config.role === 'worker' ? null : config.redisUrl, { log });
