@@ -15,7 +15,7 @@ import { merchantOrderRecord, orderView, shippingOriginalMinor, type OrderRow } 
 import { deleteLineItems, findOrderAnyStore, insertTransaction, lockOrder, recordChange, setOrder } from './orders.repo.js';
 import { fulfillmentCount } from '../fulfillments/fulfillments.repo.js';
 import { computeTotals, parseTaxRate, TOTAL_TOO_LARGE, totalsTooLarge } from './pricing.js';
-import { deductStock, lockStock, restockOrder, type StockLine } from './stock.js';
+import { deductStock, lockStock, restockOrder, stockToReturn } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
 
 /** Who is acting, for the audit trail and C7.1's store check. */
@@ -158,8 +158,8 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
   assertFitsCurrency(order.currency, products);
   const lines = await resolveLines(tx, order.store_id, products);
   // Every stock row the change gives back to or takes from, locked once in the fixed order first.
-  await lockStock(tx, [...stillDeducted(order), ...stockLines(lines)]);
-  await restockOrder(tx, order.id);
+  await lockStock(tx, [...stockToReturn(order.line_items.filter((l) => l.stock_deducted)), ...stockLines(lines)]);
+  await restockOrder(tx, order.id, { rowsLocked: true });
   await deleteLineItems(tx, order.id);
   const totals = computeTotals(
     lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.input.quantity, taxable: true })),
@@ -169,7 +169,7 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
     hundredthsStep(order.currency),
   );
   if (totalsTooLarge(totals)) throw badRequest(TOTAL_TOO_LARGE);
-  await deductStock(tx, stockLines(lines));
+  await deductStock(tx, stockLines(lines), { rowsLocked: true });
   await insertLines(tx, order.id, lines, totals.lines.map((l) => l.discountMinor), now);
   Object.assign(set, {
     subtotal_minor: totals.subtotalMinor,
@@ -182,12 +182,6 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
   if (order.paid_minor > 0) set.financial_status = totals.totalMinor > order.paid_minor ? 'partially_paid' : 'paid';
 }
 
-/** The order's line items whose stock is still taken (what a restock would give back). */
-function stillDeducted(order: OrderRow): StockLine[] {
-  return order.line_items
-    .filter((l) => l.stock_deducted && l.product_id !== null && !(l.variant_num_id !== null && l.variant_id === null))
-    .map((l) => ({ productId: l.product_id, variantId: l.variant_id, quantity: l.quantity, label: l.id }));
-}
 
 /** The caller as an Actor (merchant admin routes). */
 export function adminActor(user: { id: string; role: string; storeId: string | null } | undefined): Actor {

@@ -75,9 +75,9 @@ async function lockProductsOf(tx: Queryable, targets: Target[]): Promise<void> {
  * caller's transaction rolls the others back). The conditional UPDATE locks the row, so concurrent
  * orders never take the same units twice.
  */
-export async function deductStock(tx: Queryable, lines: StockLine[]): Promise<void> {
+export async function deductStock(tx: Queryable, lines: StockLine[], options: StockMoveOptions = {}): Promise<void> {
   const moved = targets(lines);
-  await lockProductsOf(tx, moved);
+  if (!options.rowsLocked) await lockProductsOf(tx, moved);
   for (const t of moved) {
     const { rows } = await tx.query(SQL[t.table].take, [t.id, t.quantity], { name: `stock_take_${t.table}` });
     if (rows.length) continue;
@@ -99,6 +99,35 @@ export async function lockStock(tx: Queryable, lines: StockLine[]): Promise<void
   for (const t of moved) await tx.query(SQL[t.table].lock, [t.id], { name: `stock_lock_${t.table}` });
 }
 
+/** An order's line item as far as its stock goes. */
+export interface StockedLineItem {
+  id: string;
+  product_id: string | null;
+  variant_id: string | null;
+  /** The App API id the line was sold with: set while `variant_id` is null means the variant was deleted since. */
+  variant_num_id: number | null;
+  quantity: number;
+}
+
+/**
+ * The stock row a line item gives back to when restocked, or null: none for a custom line (no
+ * product), nor for a line whose variant was deleted since (nothing to put the units back on).
+ */
+function returnTarget(l: StockedLineItem): StockLine | null {
+  if (l.product_id === null || (l.variant_num_id !== null && l.variant_id === null)) return null;
+  return { productId: l.product_id, variantId: l.variant_id, quantity: l.quantity, label: l.id };
+}
+
+/** What a restock of these line items (those whose stock is still deducted) would give back. */
+export function stockToReturn(lineItems: readonly StockedLineItem[]): StockLine[] {
+  return lineItems.map(returnTarget).filter((l): l is StockLine => l !== null);
+}
+
+/** Callers that locked every row already (`lockStock`) say so, and the products are not locked again. */
+export interface StockMoveOptions {
+  rowsLocked?: boolean;
+}
+
 export interface RestockedLine {
   id: string;
   quantity: number;
@@ -110,21 +139,15 @@ export interface RestockedLine {
  * restock the same order at the same time (the second waits for the first's row locks, then finds
  * nothing left to take). A line whose variant was deleted since gives nothing back.
  */
-export async function restockOrder(tx: Queryable, orderId: string): Promise<RestockedLine[]> {
-  const { rows } = await tx.query<{ id: string; product_id: string; variant_id: string | null; variant_num_id: number | null; quantity: number }>(
+export async function restockOrder(tx: Queryable, orderId: string, options: StockMoveOptions = {}): Promise<RestockedLine[]> {
+  const { rows } = await tx.query<StockedLineItem>(
     `UPDATE order_line_items SET stock_deducted = false
       WHERE order_id = $1 AND stock_deducted AND product_id IS NOT NULL
       RETURNING id, product_id, variant_id, variant_num_id, quantity`,
     [orderId],
   );
-  const lines: StockLine[] = [];
-  for (const r of rows) {
-    // The line had a variant that no longer exists: nothing to put the units back on.
-    if (r.variant_num_id !== null && r.variant_id === null) continue;
-    lines.push({ productId: r.product_id, variantId: r.variant_id, quantity: r.quantity, label: r.id });
-  }
-  const moved = targets(lines);
-  await lockProductsOf(tx, moved);
+  const moved = targets(stockToReturn(rows));
+  if (!options.rowsLocked) await lockProductsOf(tx, moved);
   for (const t of moved) await tx.query(SQL[t.table].give, [t.id, t.quantity]);
   return rows.map((r) => ({ id: r.id, quantity: r.quantity }));
 }
