@@ -223,6 +223,40 @@ export async function eraseRunsAtCheckouts(q: Queryable, storeId: string, checko
 }
 
 /**
+ * Erasure of a redacted customer (C9, C11.5) by what the runs hold rather than where they ran: the
+ * store's runs whose input (inline or shared), output or error message names one of `emails`, in
+ * any case, erased as eraseRunsAtCheckouts erases them. A checkout's email can change after its
+ * functions ran (the buyer corrects it), and then the runs of its earlier steps hold an address
+ * the checkout no longer has, out of reach of the look-up by checkout. An input shared by several
+ * runs names the email for all of them, so they all go, and the input with them.
+ *
+ * Store-scoped through the store's checkouts: every run is recorded at one, function_runs has no
+ * index by store (a cost on every recorded run, migration 0020), and this way the look-up reads
+ * the store's runs (checkouts' store index, then function_runs_checkout_idx), not every store's.
+ * A run whose checkout is gone was erased when its checkout was purged (checkouts.repo.ts).
+ */
+export async function eraseRunsNaming(q: Queryable, storeId: string, emails: readonly string[]): Promise<number> {
+  if (!emails.length) return 0;
+  // Inputs and outputs are searched as jsonb text, where a string is JSON-escaped; error messages as they are.
+  const asJson = emails.map((e) => JSON.stringify(e).slice(1, -1));
+  const { rows } = await q.query<{ n: number }>(
+    `WITH needles AS (
+       SELECT lower(json) AS json, lower(plain) AS plain FROM unnest($2::text[], $3::text[]) AS n(json, plain)),
+     gone AS (
+       SELECT r.id, r.input_id FROM function_runs r LEFT JOIN function_run_inputs i ON i.id = r.input_id
+        WHERE r.store_id = $1 AND r.checkout_id IN (SELECT id FROM checkouts WHERE store_id = $1)
+          AND EXISTS (SELECT 1 FROM needles
+                       WHERE strpos(lower(coalesce(r.input, i.input)::text), needles.json) > 0
+                          OR strpos(lower(r.output::text), needles.json) > 0
+                          OR strpos(lower(r.error_message), needles.plain) > 0)),
+     ${erasedRuns('gone')}
+     SELECT count(*)::int AS n FROM gone`,
+    [storeId, asJson, emails],
+  );
+  return rows[0].n;
+}
+
+/**
  * WITH queries that erase the runs listed in the WITH query `runs` (its `id` and `input_id`) as
  * eraseRunsAtCheckouts does: for it, and for the purge of abandoned checkouts, whose runs must not
  * keep the buyer's data once the checkout that leads the erasure to them is gone (checkouts.repo.ts).

@@ -3,9 +3,11 @@
 // The customer keeps its row (order history and totals still point at it) with the name, email,
 // phone, address and note emptied; the customer's orders lose email, phone and the personal parts
 // of their addresses, and so do its checkouts. Totals, line items, transactions and the addresses' region (province and
-// country, which tax and sales-by-region accounting need) stay.
+// country, which tax and sales-by-region accounting need) stay. The function runs that saw the
+// customer's data go (C11.5), and so do the customer's metafields.
 import type { Queryable } from '../db/db.js';
-import { eraseRunsAtCheckouts } from '../functions/function-runs.repo.js';
+import { eraseRunsAtCheckouts, eraseRunsNaming } from '../functions/function-runs.repo.js';
+import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
 
 /** The address without what identifies a person: only the region is kept. */
 const REGION_ONLY = (col: string) => `CASE WHEN ${col} IS NULL OR jsonb_typeof(${col}) <> 'object' THEN NULL ELSE
@@ -56,6 +58,9 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   // Function runs at those checkouts (C11.5) hold the checkout in their input, and may echo it in
   // their output: both go (found by the ids the update returns, as the email is gone now).
   await eraseRunsAtCheckouts(tx, t.storeId, checkouts.rows.map((c) => c.id));
+  // And the runs made while a checkout had the email, at checkouts whose email changed since.
+  await eraseRunsNaming(tx, t.storeId, emails);
+  await scrubFunctionResults(tx, t.storeId, emails, now);
   let customers = 0;
   if (customer) {
     // The email is unique per store and required: an address no one can receive (RFC 2606 .invalid).
@@ -65,6 +70,46 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
       [customer.id, now],
     );
     customers = res.rowCount;
+    // Apps and merchants keep what they like about a customer in metafields: personal data as
+    // likely as the note. They go whole, as when the customer is deleted (docs/decisions.md, GDPR).
+    await deleteOwnedMetafields(tx, t.storeId, 'customer', customer.id);
   }
   return { customers, orders: orders.rowCount };
+}
+
+/** What an erased email is replaced with in the text of a checkout's function results. */
+const ERASED = '[redacted]';
+
+/**
+ * A checkout's `function_results` (C11.4: what its cart functions last gave) are the functions'
+ * outputs, and a function may put the buyer's email into a validation error, a payment method's
+ * title or a discount's message. The store's checkouts whose results name one of `emails` (any
+ * case; whatever the checkout's email is now) get every occurrence replaced in those strings. Only
+ * the text changes: the payment methods, errors and discounts stay, so the checkout's totals and
+ * its GET stay as they were. The next change or completion runs the functions again anyway.
+ */
+async function scrubFunctionResults(tx: Queryable, storeId: string, emails: readonly string[], now: Date): Promise<void> {
+  if (!emails.length) return;
+  // Searched as jsonb text, where a string is JSON-escaped; the candidates are then scrubbed as values.
+  const { rows } = await tx.query<{ id: string; function_results: unknown }>(
+    `SELECT id, function_results FROM checkouts
+      WHERE store_id = $1 AND function_results IS NOT NULL
+        AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS n(json) WHERE strpos(lower(function_results::text), lower(n.json)) > 0)
+      ORDER BY id FOR UPDATE`,
+    [storeId, emails.map((e) => JSON.stringify(e).slice(1, -1))],
+  );
+  const pattern = new RegExp(emails.map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+  for (const row of rows) {
+    const scrubbed = withoutMatches(row.function_results, pattern);
+    if (JSON.stringify(scrubbed) === JSON.stringify(row.function_results)) continue;
+    await tx.query('UPDATE checkouts SET function_results = $2::jsonb, updated_at = $3 WHERE id = $1', [row.id, JSON.stringify(scrubbed), now]);
+  }
+}
+
+/** `value` with `pattern` replaced by ERASED in every string it holds (keys are the functions' fixed names). */
+function withoutMatches(value: unknown, pattern: RegExp): unknown {
+  if (typeof value === 'string') return value.replace(pattern, ERASED);
+  if (Array.isArray(value)) return value.map((v) => withoutMatches(v, pattern));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutMatches(v, pattern)]));
+  return value;
 }

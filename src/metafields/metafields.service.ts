@@ -136,8 +136,55 @@ export async function checkBulk(tx: Queryable, storeId: string, raw: unknown): P
   return items.map((i) => ({ ...i, ownerId: i.ownerId! }));
 }
 
-/** Writes checked items in one statement. */
+/**
+ * The tables of the owners a bulk write locks, in the order it locks them: the order every other
+ * transaction locking several of them takes (a refund locks its order, then the products it
+ * restocks; stock and product updates lock products before their variants). The store (`shop`) is
+ * never deleted, so it is not locked.
+ */
+const OWNER_LOCK_ORDER = ['order', 'product', 'variant', 'collection', 'customer', 'page'] as const;
+
+/**
+ * Locks the owners of checked items (FOR KEY SHARE, each table in id order) until the transaction
+ * ends, and answers the items whose owner is gone since `checkBulk` looked. An owner's deletion
+ * locks the owner (FOR UPDATE) and then deletes its metafields: with the owner held here, a delete
+ * that came first has committed and the owner is gone (a 400 below), and one that comes later
+ * waits for this write to commit, then deletes what it wrote. Without it, a write that checked
+ * the owner just before a concurrent delete inserted after it, and left a metafield of no owner.
+ * A variant is deleted with its product (deleteProduct locks only the product), so the product
+ * of each variant owner is locked too. KEY SHARE is the lock a foreign key takes: it waits only
+ * for deletes and FOR UPDATE, not for ordinary updates of the owner, nor for other writers.
+ */
+async function lockOwners(tx: Queryable, storeId: string, items: CheckedItems): Promise<CheckedItems> {
+  const idsOf = (type: OwnerType) => [...new Set(items.filter((i) => i.ownerType === type).map((i) => i.ownerId))];
+  const variantIds = idsOf('variant');
+  const productsOfVariants = variantIds.length
+    ? (await tx.query<{ product_id: string }>('SELECT product_id FROM variants WHERE id = ANY($1::uuid[])', [variantIds])).rows.map((r) => r.product_id)
+    : [];
+  const held = new Set<string>();
+  for (const type of OWNER_LOCK_ORDER) {
+    const ids = type === 'product' ? [...new Set([...idsOf(type), ...productsOfVariants])] : idsOf(type);
+    if (!ids.length) continue;
+    // Unnamed: a named statement on the embedded database runs as EXECUTE with literals (src/db/pglite.ts), which take no arrays.
+    const { rows } = await tx.query<{ id: string }>(
+      `SELECT id FROM ${OWNER_TABLES[type].table} WHERE store_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR KEY SHARE`,
+      [storeId, ids],
+    );
+    for (const r of rows) held.add(`${type}:${r.id}`);
+  }
+  return items.filter((i) => i.ownerType !== 'shop' && !held.has(`${i.ownerType}:${i.ownerId}`));
+}
+
+/**
+ * Writes checked items in one statement, their owners locked first (`lockOwners`): an owner
+ * deleted since the check is the check's 400, and nothing is written.
+ */
 export async function writeBulk(tx: Queryable, storeId: string, appId: string | null, items: CheckedItems, now: Date): Promise<BulkResult> {
+  const ownerless = await lockOwners(tx, storeId, items);
+  if (ownerless.length) {
+    const first = ownerless.reduce((a, b) => (a.index < b.index ? a : b));
+    throw itemError(first.index, `ownerId does not name a ${first.ownerType} of this store`);
+  }
   const rows = await upsertMetafields(tx, storeId, appId, items, now);
   const created = rows.filter((r) => r.inserted).length;
   return { metafields: rows.map(metafieldView), created, updated: rows.length - created };
