@@ -19,6 +19,7 @@ import { asyncCommit, type Db, type Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { API_VERSION } from '../api-version.js';
 import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
+import { scopesAllowTopic } from './topics.js';
 
 // The queue's own writes (claims, releases, attempt records) commit asynchronously (src/db/db.ts
 // `asyncCommit`): a database crash may forget the last fraction of a second of them, which only
@@ -132,6 +133,8 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
 export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
+  source: DeliverySource;
+  topic: string;
   address: string;
   target_host: string;
   request_headers: Record<string, string>;
@@ -140,6 +143,37 @@ export interface ClaimedDelivery {
   attempt_count: number;
   max_attempts: number;
   lease_token: string;
+  /** Why the target this delivery was made for no longer takes it (TARGET_GONE_SQL); null while it does. */
+  target_gone: TargetGone | null;
+  /** The scopes the installation holds now (source `subscription` only, else null). */
+  installation_scopes: string[] | null;
+}
+
+/**
+ * A delivery goes to a target that must still be there when it is sent, not only when it was made
+ * (C8.2: enabled API subscriptions and manifest webhooks of active installations, store webhooks):
+ * a retry 15 minutes later, or a redelivery, must not reach an app the merchant has uninstalled, an
+ * address the app unsubscribed, or a store webhook the merchant deleted. GDPR webhooks are owed to
+ * the app whatever its installation (C9), and a test delivery has no target: never stopped.
+ */
+export type TargetGone = 'subscription_deleted' | 'webhook_deleted' | 'app_uninstalled' | 'scope_withdrawn';
+
+const TARGET_GONE_SQL = `CASE
+    WHEN d.source = 'subscription' AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = d.subscription_id AND s.enabled)
+      THEN 'subscription_deleted'
+    WHEN d.source = 'store' AND NOT EXISTS (SELECT 1 FROM store_webhooks sw WHERE sw.id = d.store_webhook_id)
+      THEN 'webhook_deleted'
+    WHEN d.source IN ('subscription', 'manifest')
+         AND NOT EXISTS (SELECT 1 FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id AND i.status = 'active')
+      THEN 'app_uninstalled'
+  END`;
+
+/** Why this claimed delivery must not be sent (its target is gone, or no longer takes its topic); null to send it. */
+export function targetGone(row: Pick<ClaimedDelivery, 'target_gone' | 'installation_scopes' | 'topic'>): TargetGone | null {
+  if (row.target_gone) return row.target_gone;
+  // The rule of fan-out (C6.4, C4.6): an API subscription delivers only while its topic's read scope is held.
+  if (row.installation_scopes && !scopesAllowTopic(row.installation_scopes, row.topic)) return 'scope_withdrawn';
+  return null;
 }
 
 export interface ClaimOptions {
@@ -185,7 +219,10 @@ export async function claimDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedD
      )
      UPDATE webhook_deliveries d SET lease_until = now() + make_interval(secs => $3::float8), lease_token = $4::uuid
      FROM locked WHERE d.id = locked.id AND ${asyncCommit(db)}
-     RETURNING d.id, d.webhook_id, d.address, d.target_host, d.request_headers, d.request_body, d.attempt_count, d.max_attempts, d.lease_token`,
+     RETURNING d.id, d.webhook_id, d.source, d.topic, d.address, d.target_host, d.request_headers, d.request_body, d.attempt_count,
+       d.max_attempts, d.lease_token, ${TARGET_GONE_SQL} AS target_gone,
+       CASE WHEN d.source = 'subscription'
+            THEN (SELECT i.scopes FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id) END AS installation_scopes`,
     [o.now, o.limit, o.leaseSeconds, randomUUID(), o.perHost, o.ids ? JSON.stringify(o.ids) : null, JSON.stringify(full), JSON.stringify(partial)],
     { name: 'webhook_claim' },
   );

@@ -13,7 +13,7 @@ import type { SecretBox } from '../crypto.js';
 import type { DeliveryOutcome, Metrics } from '../platform/metrics.js';
 import { OUTBOX_CHANNEL } from '../outbox/emit.js';
 import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult } from './http-client.js';
-import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, type ClaimedDelivery } from './deliveries.repo.js';
+import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, targetGone, type ClaimedDelivery } from './deliveries.repo.js';
 import { fanOutBatch, FANOUT_BATCH } from './fanout.js';
 import { attemptError, nextState, verdictOf, type DeliveryStatus } from './retry-policy.js';
 import { AttemptRecorder } from './recorder.js';
@@ -169,9 +169,10 @@ export class WebhookEngine {
     let result: SendResult;
     try {
       const headers = { ...row.request_headers, 'X-SVC-Delivery-Attempt': String(attempt) };
-      result = row.request_body === null
-        ? { status: null, responseBody: null, error: 'body_pruned', durationMs: 0 }
-        : await this.http.send(row.address, headers, row.request_body);
+      const gone = targetGone(row);
+      if (gone) result = { status: null, responseBody: null, error: gone, durationMs: 0 };
+      else if (row.request_body === null) result = { status: null, responseBody: null, error: 'body_pruned', durationMs: 0 };
+      else result = await this.http.send(row.address, headers, row.request_body);
     } finally {
       // The host is done with; recording is the database's business.
       this.http.gate.release(row.target_host);

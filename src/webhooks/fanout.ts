@@ -5,7 +5,7 @@ import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../crypto.js';
 import type { Db } from '../db/db.js';
 import { createDeliveries, type DeliverySource, type NewDelivery } from './deliveries.repo.js';
-import { topicReadScopes, type Topic } from './topics.js';
+import { scopesAllowTopic } from './topics.js';
 
 export const FANOUT_BATCH = 200;
 
@@ -59,9 +59,7 @@ export async function findTargets(q: Queryable, storeIds: string[], topics: stri
  * event topics are fanned out here; the GDPR workflow, which is owed to every app, has its own path.
  */
 function holdsReadScope(t: Target, topic: string): boolean {
-  if (t.source !== 'subscription' || !t.scopes) return true;
-  const needed = topicReadScopes(topic as Topic);
-  return !needed || needed.some((s) => t.scopes!.includes(s));
+  return t.source !== 'subscription' || !t.scopes || scopesAllowTopic(t.scopes, topic);
 }
 
 interface EventRow {

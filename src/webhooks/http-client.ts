@@ -106,9 +106,7 @@ export class WebhookHttp {
         clearTimeout(timer);
         resolve(result(r));
       };
-      // Kept as a record of what the receiver said: a NUL byte would fail the write of the whole
-      // batch of attempts it is in (storable-text.ts), so it is kept as U+FFFD.
-      const answered = () => settle({ status, responseBody: storableText(Buffer.concat(kept).toString('utf8')), error: null });
+      const answered = () => settle({ status, responseBody: keptText(kept, total > keptBytes), error: null });
       // The attempt's whole deadline (connect, headers and body together): at it the attempt is
       // over, and the request is aborted as soon as it has a controller (at once if it has one).
       const timer = setTimeout(() => {
@@ -155,6 +153,20 @@ export class WebhookHttp {
   async close(): Promise<void> {
     await this.agent.close().catch(() => {});
   }
+}
+
+/**
+ * The kept prefix of a response body as text for the log. Where the prefix was cut at the byte limit
+ * (C8.5: the first 4 KiB), a character the cut split in two is left out rather than shown as a
+ * U+FFFD the receiver never sent (which also made the kept text longer than the limit). Kept as a
+ * record of what the receiver said: a NUL byte would fail the write of the whole batch of attempts
+ * it is in (storable-text.ts), so it is kept as U+FFFD, like bytes that are not UTF-8.
+ */
+export function keptText(chunks: Buffer[], cut: boolean): string {
+  const bytes = Buffer.concat(chunks);
+  // A decoder in stream mode holds back an incomplete sequence at the end; ignoreBOM keeps a BOM as text, as Buffer does.
+  const text = cut ? new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes, { stream: true }) : bytes.toString('utf8');
+  return storableText(text);
 }
 
 function describeNetworkError(err: unknown): string {

@@ -9,8 +9,12 @@ export const RETRY_JITTER = 0.1;
 export type DeliveryStatus = 'pending' | 'retrying' | 'success' | 'failed';
 export type Verdict = 'success' | 'retry' | 'permanent';
 
-/** Errors of deliveries that were not sent and never can be: retrying would not help. */
-const NOT_SENDABLE = new Set(['blocked_address', 'invalid_address', 'body_pruned']);
+/**
+ * Errors of deliveries that were not sent and never can be: retrying would not help. The last four
+ * are a target that no longer takes the delivery (deliveries.repo.ts `targetGone`).
+ */
+const NOT_SENDABLE = new Set(['blocked_address', 'invalid_address', 'body_pruned',
+  'subscription_deleted', 'webhook_deleted', 'app_uninstalled', 'scope_withdrawn']);
 
 /**
  * 2xx succeeds. 429, 5xx, network errors and the timeout are retried. Any other status fails at

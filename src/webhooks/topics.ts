@@ -33,4 +33,13 @@ export function topicReadScopes(topic: Topic): string[] | null {
   return ['read_orders'];
 }
 
+/**
+ * Whether an installation holding `scopes` may receive `topic` through an API subscription (C6.4,
+ * C4.6): the one rule of fan-out and of the check made again before each attempt.
+ */
+export function scopesAllowTopic(scopes: readonly string[], topic: string): boolean {
+  const needed = isSubscribableTopic(topic) ? topicReadScopes(topic) : null;
+  return !needed || needed.some((s) => scopes.includes(s));
+}
+
 export const isEventTopic = (t: unknown): t is EventTopic => typeof t === 'string' && (EVENT_TOPICS as readonly string[]).includes(t);
