@@ -2,10 +2,11 @@
 // service reads process.env: everything it needs is passed down from here. The variables and their
 // schemas are in src/config/variables.ts, the rules between them in src/config/rules.ts.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseVariables, VARIABLES, type Env, type LOG_LEVELS } from './config/variables.js';
 import { refusal } from './config/refusal.js';
+import { createFileExclusively, readCreatedFile } from './exclusive-file.js';
 import { ruleProblems } from './config/rules.js';
 
 export type ProcessRole = 'api' | 'worker' | 'all';
@@ -105,17 +106,28 @@ export function loadConfig(env: Env = process.env, options: { persistSecret?: bo
   };
 }
 
-/** Development only: one secret generated on first start and kept beside the embedded database. */
+/**
+ * Development only: one secret generated on first start and kept beside the embedded database.
+ * Several processes may start together on one data dir (an api and a worker on one machine, with
+ * DATABASE_URL and no SVC_SECRET): the file is created exclusively and complete, so exactly one of
+ * them generates the secret and every other one reads that one (docs/decisions.md, "Processes").
+ */
 function readOrCreateDevSecret(env: Env, dataDir: string): { secret: string; created: boolean } {
   const file = join(dataDir, 'svc-secret');
+  let kept: string;
   try {
-    if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), created: false };
-    mkdirSync(dataDir, { recursive: true });
-    const secret = randomBytes(32).toString('base64url');
-    writeFileSync(file, secret + '\n', { mode: 0o600 });
-    return { secret, created: true };
+    if (!existsSync(file)) {
+      mkdirSync(dataDir, { recursive: true });
+      const generated = randomBytes(32).toString('base64url');
+      if (createFileExclusively(file, generated + '\n', 0o600)) return { secret: generated, created: true };
+    }
+    // Kept by an earlier start, or created a moment ago by a process starting beside this one.
+    kept = readCreatedFile(file);
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new ConfigError([`${refusal(env, 'SVC_DATA_DIR', `cannot keep the development secret in ${file} (${reason})`)}`]);
   }
+  if (kept) return { secret: kept, created: false };
+  // Its creator died before writing it: refuse, naming the file, rather than run on an empty secret.
+  throw new ConfigError([`${refusal(env, 'SVC_DATA_DIR', `the development secret file ${file} is empty; remove it and start again`)}`]);
 }

@@ -164,6 +164,13 @@ describe('C1.2 configuration', () => {
       expect(() => loadConfig({ SVC_DATA_DIR: join(file, 'data') })).toThrow(/^SVC_DATA_DIR=".*": cannot keep the development secret in .* \(ENOTDIR\)$/);
     });
 
+    it('an empty development secret file (its creator died before writing it) is refused, never used as the secret', () => {
+      const dir = tmp();
+      writeFileSync(join(dir, 'svc-secret'), '');
+      expect(() => loadConfig({ SVC_DATA_DIR: dir })).toThrow(/^SVC_DATA_DIR=".*": the development secret file .*svc-secret is empty; remove it and start again$/);
+      expect(readFileSync(join(dir, 'svc-secret'), 'utf8')).toBe('');
+    });
+
     it("checks every variable of the README's configuration table, and the table lists every variable checked", () => {
       const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
       const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));

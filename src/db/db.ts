@@ -55,6 +55,14 @@ export interface Db extends Queryable, Copyable {
    * Never do network I/O inside: on PGlite a transaction blocks every other query.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Run `fn` while no other process of the deployment runs anything under the same `lock` name: a
+   * PostgreSQL session advisory lock, held on a connection of its own while `fn` uses the others,
+   * and released with it (or with the connection, when the process dies). For first-start work
+   * longer than one transaction (the demo data). The embedded database has one process (its data
+   * dir is locked, src/db/open.ts): there `fn` simply runs.
+   */
+  exclusively<T>(lock: string, fn: () => Promise<T>): Promise<T>;
   /** LISTEN on a channel; resolves to an unsubscribe function. */
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;

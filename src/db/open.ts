@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createFileExclusively, readCreatedFile } from '../exclusive-file.js';
 import type { Config } from '../config.js';
 import type { Db } from './db.js';
 import { openPGlite } from './pglite.js';
@@ -29,26 +31,63 @@ export async function openDatabase(config: Config): Promise<Db> {
 /**
  * The embedded database belongs to one process. PGlite's own `postmaster.pid` cannot keep a second
  * process out (every PGlite reports the same pid), so we hold a lock file naming our pid; a lock
- * left by a process that no longer runs (killed) is taken over.
+ * left by a process that no longer runs (killed) is taken over. Processes starting together on one
+ * data dir: the lock file appears complete (createFileExclusively), so none of them reads it empty
+ * and takes it for a dead process's; and of several taking over one dead process's lock, only the
+ * one that moved that very file away goes on (takeOverStaleLock).
  */
-function lockDataDir(dataDir: string): () => void {
+export function lockDataDir(dataDir: string): () => void {
   const file = join(dataDir, 'svc.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(file, { force: true });
-    } catch (err: any) {
-      if (err.code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(file, 'utf8'));
-      if (pid && pid !== process.pid && isRunning(pid)) {
-        throw new DataDirInUseError(`the embedded database in ${dataDir} is in use by process ${pid}; run one process per data dir, or use DATABASE_URL`);
-      }
-      rmSync(file, { force: true });
+  const mine = `${process.pid} ${randomBytes(6).toString('hex')}`;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (createFileExclusively(file, mine)) {
+      // Removed only while it is still ours (never another process's lock that replaced it).
+      return () => {
+        if (readLock(file) === mine) rmSync(file, { force: true });
+      };
     }
+    const holder = readLock(file);
+    if (holder === null) continue; // released meanwhile
+    const pid = Number(holder.split(' ')[0]);
+    if (pid && pid !== process.pid && isRunning(pid)) {
+      throw new DataDirInUseError(`the embedded database in ${dataDir} is in use by process ${pid}; run one process per data dir, or use DATABASE_URL`);
+    }
+    takeOverStaleLock(file, holder);
   }
   throw new DataDirInUseError(`could not lock ${dataDir}`);
+}
+
+/** The lock file's content (`pid nonce`; a bare pid from older builds), or null when there is none. */
+function readLock(file: string): string | null {
+  try {
+    return readCreatedFile(file);
+  } catch (err: any) {
+    if (err.code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * Removes the dead holder's lock, and only that: moved aside under a name of our own, it is checked
+ * to be the one judged stale. When another process took it over in between, the file moved is that
+ * process's live lock, and it goes back in place.
+ */
+function takeOverStaleLock(file: string, staleHolder: string): void {
+  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(file, aside);
+  } catch (err: any) {
+    if (err.code === 'ENOENT') return; // another process moved it first
+    throw err;
+  }
+  if (readLock(aside) !== staleHolder) {
+    try {
+      linkSync(aside, file);
+    } catch (err: any) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+  }
+  rmSync(aside, { force: true });
 }
 
 function isRunning(pid: number): boolean {

@@ -158,6 +158,11 @@ class PGliteDb implements Db {
       .catch((err) => Promise.reject(toDbError(err)));
   }
 
+  /** One process per embedded database (src/db/open.ts locks its data dir): nobody to exclude. */
+  exclusively<T>(_lock: string, fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   async listen(channel: string, onMessage: (payload: string) => void) {
     const unsubscribe = await this.pg.listen(channel, onMessage);
     return async () => {

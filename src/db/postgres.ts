@@ -108,6 +108,24 @@ class PostgresDb implements Db {
     }
   }
 
+  async exclusively<T>(lock: string, fn: () => Promise<T>): Promise<T> {
+    const client = await this.pool.connect().catch((err) => Promise.reject(toDbError(err)));
+    let broken: Error | undefined;
+    try {
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [lock]);
+      try {
+        return await fn();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [lock]).catch((err) => (broken = err));
+      }
+    } catch (err) {
+      throw toDbError(err);
+    } finally {
+      // A connection whose unlock failed may still hold the lock: closed, not returned to the pool.
+      client.release(broken);
+    }
+  }
+
   poolStats() {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }

@@ -17,20 +17,31 @@ export const DEMO = {
 };
 
 const SEEDED_KEY = 'demo_seeded';
+/** The advisory lock's name: one process of a deployment loads the demo, the others wait for it. */
+const SEED_LOCK = 'svc-demo-seed';
 
-/** Loads the demo when it is due; answers whether it did. */
+/**
+ * Loads the demo when it is due; answers whether it did. Every process of a deployment runs this at
+ * start, and on a new PostgreSQL database several may at once: under the lock, one loads the demo
+ * while the others wait, then find it loaded and go on (docs/decisions.md, "Processes").
+ */
 export async function seedIfEmpty(deps: Deps): Promise<boolean> {
-  const mode = deps.config.seed;
-  if (mode === 'none') return false;
+  if (deps.config.seed === 'none') return false;
+  return deps.db.exclusively(SEED_LOCK, async () => {
+    if (!(await demoDue(deps))) return false;
+    await loadDemo(deps);
+    await deps.db.query('INSERT INTO platform_settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [SEEDED_KEY, JSON.stringify({ at: deps.clock.now() })]);
+    return true;
+  });
+}
+
+/** Not loaded yet and, in 'auto' mode, the database has no accounts (besides the operator). */
+async function demoDue(deps: Deps): Promise<boolean> {
   const seeded = await deps.db.query('SELECT 1 FROM platform_settings WHERE key = $1', [SEEDED_KEY]);
   if (seeded.rows.length) return false;
-  if (mode === 'auto') {
-    const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE role <> 'SUPER_ADMIN'`);
-    if (rows[0].n > 0) return false;
-  }
-  await loadDemo(deps);
-  await deps.db.query('INSERT INTO platform_settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING', [SEEDED_KEY, JSON.stringify({ at: deps.clock.now() })]);
-  return true;
+  if (deps.config.seed === 'demo') return true;
+  const { rows } = await deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE role <> 'SUPER_ADMIN'`);
+  return rows[0].n === 0;
 }
 
 export interface DemoHandles {
