@@ -4,7 +4,7 @@ import { badRequest } from '../http/errors.js';
 import { checkTargetUrl } from '../net/address-safety.js';
 import { isScope } from '../oauth/scopes.js';
 import { isSubscribableTopic } from '../webhooks/topics.js';
-import { slugify } from '../slug.js';
+import { MAX_SLUG_CHARS, slugify } from '../slug.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import { AmountTooLargeError, formatMinor, parseMoney } from '../money.js';
@@ -23,6 +23,22 @@ export interface AppFields {
   pricing?: { type: 'free' } | { type: 'recurring'; amount: string; currency: string; interval: 'month' | 'year'; trialDays?: number };
   version?: string;
 }
+
+/**
+ * Longest app name, in characters as sent (JSON Schema's count: code points): the platform's limit
+ * for display text (product and collection titles). The name is shown wherever the app is (the
+ * dashboard, installations, GDPR acknowledgments); 100,000 characters were taken before.
+ */
+export const MAX_APP_NAME_CHARS = 255;
+/**
+ * Longest version: SemVer sets none; 128 characters hold any real one (pre-release and build
+ * metadata such as `+sha.<40 hex digits>` included). It is copied to every installation (C3.3).
+ */
+export const MAX_APP_VERSION_CHARS = 128;
+/** Longest handle: a handle is a slug, and a slug has at most this many characters (also a default one, with its `-N`). */
+export const MAX_APP_HANDLE_CHARS = MAX_SLUG_CHARS;
+/** Characters as JSON Schema's `maxLength` counts them (code points), so the schema and this reader agree. */
+const chars = (text: string) => [...text].length;
 
 /** Largest recurring price, in hundredths (10 trillion major units). */
 const MAX_PRICE_MINOR = 1e15;
@@ -47,9 +63,11 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   const out: AppFields = {};
   if (creating || body.name !== undefined) {
     if (typeof body.name !== 'string' || !body.name.trim()) throw badRequest('name is required');
+    if (chars(body.name) > MAX_APP_NAME_CHARS) throw badRequest(`name must be at most ${MAX_APP_NAME_CHARS} characters`);
     out.name = body.name.trim();
   }
   if (body.handle !== undefined && body.handle !== null) {
+    if (typeof body.handle === 'string' && chars(body.handle) > MAX_APP_HANDLE_CHARS) throw badRequest(`handle must be at most ${MAX_APP_HANDLE_CHARS} characters`);
     const handle = typeof body.handle === 'string' ? slugify(body.handle) : '';
     if (!handle || handle !== body.handle) throw badRequest('handle must be lowercase letters, digits and -');
     out.handle = handle;
@@ -84,6 +102,7 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   if (body.extensions !== undefined) out.extensions = await readExtensions(body.extensions, config);
   if (body.pricing !== undefined) out.pricing = readPricing(body.pricing);
   if (body.version !== undefined) {
+    if (typeof body.version === 'string' && chars(body.version) > MAX_APP_VERSION_CHARS) throw badRequest(`version must be at most ${MAX_APP_VERSION_CHARS} characters`);
     if (typeof body.version !== 'string' || !SEMVER.test(body.version)) throw badRequest('version must be a semantic version such as 1.2.0');
     out.version = body.version;
   }
@@ -96,9 +115,18 @@ async function readExtensions(value: any, config: Config): Promise<NonNullable<A
   if (value.webhooks !== undefined) {
     if (!Array.isArray(value.webhooks)) throw badRequest('extensions.webhooks must be an array');
     out.webhooks = [];
+    // A topic and address given twice would deliver every event twice (C8.2: one delivery per
+    // manifest webhook); refused like a function's repeated handle (C11.1). Addresses are compared
+    // as stored (normalised), so `HTTPS://Hooks.example.com/a` repeats `https://hooks.example.com/a`.
+    const seen = new Map<string, number>();
     for (const [i, w] of value.webhooks.entries()) {
       if (!isSubscribableTopic(w?.topic)) throw badRequest(`extensions.webhooks[${i}].topic is not a subscribable topic`);
-      out.webhooks.push({ topic: w.topic, uri: await url(`extensions.webhooks[${i}].uri`, w.uri, config) });
+      const webhook = { topic: w.topic, uri: await url(`extensions.webhooks[${i}].uri`, w.uri, config) };
+      const key = `${webhook.topic} ${webhook.uri}`;
+      const first = seen.get(key);
+      if (first !== undefined) throw badRequest(`extensions.webhooks[${i}] repeats extensions.webhooks[${first}]: ${webhook.topic} to ${webhook.uri}`);
+      seen.set(key, i);
+      out.webhooks.push(webhook);
     }
   }
   if (value.salesChannel !== undefined) {

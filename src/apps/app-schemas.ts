@@ -5,12 +5,15 @@
 import { Type } from 'typebox';
 import { Id, Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from '../functions/runtime/index.js';
+import { MAX_APP_HANDLE_CHARS, MAX_APP_NAME_CHARS, MAX_APP_VERSION_CHARS } from './app-input.js';
 
 // The reader's words for a URL that is missing or not text (src/net/address-safety.ts).
 const URL_WORDS = 'must be an absolute URL';
 const Url = (description: string) => Type.String({ description: `${description}; an http(s) URL that is safe to call (C8.9)`, 'x-error': URL_WORDS });
 
 const WebhookExtension = Type.Object({ topic: Type.String({ description: 'a subscribable topic (C8.1)' }), uri: Url('where the topic is delivered') });
+/** The reader's words for a text over its length (src/apps/app-input.ts), so the API and the dashboard say the same. */
+const atMost = (max: number) => ({ maxLength: `must be at most ${max} characters` });
 const GdprUrls = Type.Object({
   customerDataRequest: Type.Optional(nullable(Url('customers/data_request'))),
   customerRedact: Type.Optional(nullable(Url('customers/redact'))),
@@ -57,6 +60,7 @@ const Pricing = Type.Object({
 
 const ExtensionsBody = Type.Object({
   ...ExtensionsSchema.properties,
+  webhooks: Type.Optional(Type.Array(WebhookExtension, { description: 'each topic and address at most once (400 naming the repeat)' })),
   // null removes the rates endpoint; a missing ratesUrl reads as the URL it is not.
   shipping: Type.Optional(nullable(Type.Object({ ratesUrl: Url('live shipping rates are asked here (C15.3)') }, { 'x-error': { required: URL_WORDS } }))),
   functions: Type.Optional(Type.Array(FunctionDeclarationBody)),
@@ -66,8 +70,10 @@ const ExtensionsBody = Type.Object({
 export function appBodySchema(creating: boolean) {
   const required = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => (creating ? schema : Type.Optional(schema));
   return Type.Object({
-    name: required(Type.String()),
-    handle: Type.Optional(nullable(Type.String({ description: 'lowercase letters, digits and -; default: from the name' }))),
+    name: required(Type.String({ maxLength: MAX_APP_NAME_CHARS, description: `at most ${MAX_APP_NAME_CHARS} characters`, 'x-error': atMost(MAX_APP_NAME_CHARS) })),
+    handle: Type.Optional(nullable(Type.String({
+      maxLength: MAX_APP_HANDLE_CHARS, description: `lowercase letters, digits and -, at most ${MAX_APP_HANDLE_CHARS} characters; default: from the name`, 'x-error': atMost(MAX_APP_HANDLE_CHARS),
+    }))),
     appUrl: required(Url("the app's address")),
     redirectUrls: Type.Optional(Type.Array(Url('an OAuth redirect address'))),
     scopes: required(Type.Array(Type.String({ description: 'a scope of C6.4' }))),
@@ -78,7 +84,7 @@ export function appBodySchema(creating: boolean) {
       ...Pricing.properties,
       amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99", at most two decimals and at most 10000000000000.00 (a number with at most two decimals is taken as its decimal text; 9.999 is refused, not rounded)' })),
     })),
-    version: Type.Optional(Type.String({ description: 'a semantic version such as 1.2.0' })),
+    version: Type.Optional(Type.String({ maxLength: MAX_APP_VERSION_CHARS, description: `a semantic version such as 1.2.0, at most ${MAX_APP_VERSION_CHARS} characters`, 'x-error': atMost(MAX_APP_VERSION_CHARS) })),
   });
 }
 

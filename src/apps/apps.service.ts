@@ -6,7 +6,7 @@ import { slugify } from '../slug.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { PlatformUser } from '../accounts/jwt.js';
 import { findApp, listDeveloperApps, updateApp, type AppRow } from './apps.repo.js';
-import { readAppFields } from './app-input.js';
+import { MAX_APP_HANDLE_CHARS, readAppFields } from './app-input.js';
 import { syncAppFunctions } from '../functions/functions.repo.js';
 import { badRequest } from '../http/errors.js';
 
@@ -42,7 +42,7 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
   // A handle the developer gave must be free (409); a default one made from the name takes the
   // first free `name-N` instead (docs/decisions.md).
   for (let n = 1; ; n++) {
-    const handle = n === 1 ? base : `${base}-${n}`;
+    const handle = numberedHandle(base, n);
     try {
       const rows = await deps.db.transaction(async (tx) => {
         const inserted = await tx.query<AppRow>(
@@ -65,6 +65,17 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
       if (fields.handle || n >= 50) throw conflict(`handle "${handle}" is already taken`);
     }
   }
+}
+
+/**
+ * The n-th candidate for a default handle: the slug, then `slug-2`, `slug-3`... cut so that the
+ * whole stays a handle the API takes back (at most MAX_APP_HANDLE_CHARS). A 60-character slug
+ * with `-2` made a 62-character handle that every later PATCH or dashboard edit sending it refused.
+ */
+function numberedHandle(base: string, n: number): string {
+  if (n === 1) return base;
+  const suffix = `-${n}`;
+  return `${base.slice(0, MAX_APP_HANDLE_CHARS - suffix.length).replace(/-+$/, '')}${suffix}`;
 }
 
 /** The app, if the caller owns it: another developer's app is 403, an unknown one 404 (C3.2). */

@@ -25,6 +25,16 @@ export const findInstallation = async (q: Queryable, id: string) =>
 export const findInstallationOf = async (q: Queryable, appId: string, storeId: string) =>
   (await q.query<InstallationRow>('SELECT * FROM installations WHERE app_id = $1 AND store_id = $2', [appId, storeId])).rows[0] ?? null;
 
+/**
+ * The installation, locked against another install or uninstall until the transaction ends. Code
+ * exchange and uninstall both take this lock first, so that one sees all the other did: without
+ * it an exchange racing an uninstall could issue tokens the uninstall never revoked (they came back
+ * on reinstall), or activate the installation the uninstall had just ended. `NO KEY UPDATE`: the
+ * rows that refer to the installation (tokens, grants) may still be inserted meanwhile.
+ */
+export const lockInstallation = async (q: Queryable, id: string) =>
+  (await q.query<InstallationRow>('SELECT * FROM installations WHERE id = $1 FOR NO KEY UPDATE', [id])).rows[0] ?? null;
+
 /** Revoke every grant and token of an installation (uninstall, reuse detection). */
 export async function revokeInstallationTokens(q: Queryable, installationId: string, now: Date) {
   await q.query('UPDATE oauth_grants SET revoked_at = $2 WHERE installation_id = $1 AND revoked_at IS NULL', [installationId, now]);

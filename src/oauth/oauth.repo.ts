@@ -24,6 +24,12 @@ export interface CodeRow {
   app_id: string;
 }
 
+/** The installation a code was issued for (not locked: the caller locks the installation first). */
+export async function codeInstallation(q: Queryable, codeHash: string): Promise<string | null> {
+  const { rows } = await q.query<{ installation_id: string }>('SELECT installation_id FROM oauth_codes WHERE code_hash = $1', [codeHash]);
+  return rows[0]?.installation_id ?? null;
+}
+
 /** The code with its installation's app, locked: a code is exchanged once. */
 export async function lockCode(q: Queryable, codeHash: string): Promise<CodeRow | null> {
   const { rows } = await q.query<CodeRow>(

@@ -9,11 +9,11 @@ import { findApp, findAppByClientId, type AppRow } from '../apps/apps.repo.js';
 import { findStore } from '../accounts/accounts.repo.js';
 import { handoffUrl } from './handoff.js';
 import {
-  activateInstallationRow, findInstallation, findInstallationOf, insertPendingInstallation, listStoreInstallations, markUninstalled, revokeGrant,
+  activateInstallationRow, findInstallation, findInstallationOf, insertPendingInstallation, listStoreInstallations, lockInstallation, markUninstalled, revokeGrant,
   revokeInstallationTokens, type InstallationRow,
 } from './installations.repo.js';
 import {
-  expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
+  codeInstallation, expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
@@ -129,9 +129,14 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
   if (typeof body.state !== 'string' || !body.state) throw badRequest('state is required');
   const codeHash = sha256Hex(body.code);
   const state = body.state;
-  const now = deps.clock.now();
   const result = await runTokenTransaction(deps, async (tx) => {
+    // The installation first, as uninstall locks it (lockInstallation): the two never interleave.
+    const installationId = await codeInstallation(tx, codeHash);
+    if (installationId) await lockInstallation(tx, installationId);
     const code = await lockCode(tx, codeHash);
+    // The code is judged at the instant it is locked, not when the request came in: an uninstall
+    // that committed while this waited expired it at its own instant (C4.7), which may be later.
+    const now = deps.clock.now();
     if (!code || code.app_id !== app.id) throw badRequest('Invalid authorization code');
     if (code.used_at) {
       // C4.4: a code presented twice was likely intercepted; the tokens issued from it die.
@@ -204,7 +209,9 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
   if (!isUuid(installationId)) throw notFound('Installation not found');
   const now = deps.clock.now();
   const row = await deps.db.transaction(async (tx) => {
-    const installation = await findInstallation(tx, installationId);
+    // Locked first, as a code exchange locks it: an exchange in flight either finishes before this
+    // (and its tokens are revoked below) or waits and finds its code expired.
+    const installation = await lockInstallation(tx, installationId);
     if (!installation || installation.store_id !== storeId || installation.status === 'uninstalled') throw notFound('Installation not found');
     await revokeInstallationTokens(tx, installationId, now);
     // A code handed off before the uninstall must not bring the app back: it expires now too.

@@ -8218,8 +8218,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description at most 255 characters */
                     name: string;
-                    /** @description lowercase letters, digits and -; default: from the name */
+                    /** @description lowercase letters, digits and -, at most 60 characters; default: from the name */
                     handle?: string | null;
                     /** @description the app's address; an http(s) URL that is safe to call (C8.9) */
                     appUrl: string;
@@ -8239,6 +8240,7 @@ export interface operations {
                         shopRedact?: string | null;
                     } | null;
                     extensions?: {
+                        /** @description each topic and address at most once (400 naming the repeat) */
                         webhooks?: {
                             /** @description a subscribable topic (C8.1) */
                             topic: string;
@@ -8264,7 +8266,7 @@ export interface operations {
                         /** @description recurring: whole days from 0 to 365 (default 0) */
                         trialDays?: number;
                     };
-                    /** @description a semantic version such as 1.2.0 */
+                    /** @description a semantic version such as 1.2.0, at most 128 characters */
                     version?: string;
                 };
             };
@@ -8558,8 +8560,9 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    /** @description at most 255 characters */
                     name?: string;
-                    /** @description lowercase letters, digits and -; default: from the name */
+                    /** @description lowercase letters, digits and -, at most 60 characters; default: from the name */
                     handle?: string | null;
                     /** @description the app's address; an http(s) URL that is safe to call (C8.9) */
                     appUrl?: string;
@@ -8579,6 +8582,7 @@ export interface operations {
                         shopRedact?: string | null;
                     } | null;
                     extensions?: {
+                        /** @description each topic and address at most once (400 naming the repeat) */
                         webhooks?: {
                             /** @description a subscribable topic (C8.1) */
                             topic: string;
@@ -8604,7 +8608,7 @@ export interface operations {
                         /** @description recurring: whole days from 0 to 365 (default 0) */
                         trialDays?: number;
                     };
-                    /** @description a semantic version such as 1.2.0 */
+                    /** @description a semantic version such as 1.2.0, at most 128 characters */
                     version?: string;
                 } | null;
             };
