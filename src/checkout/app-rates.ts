@@ -105,6 +105,42 @@ export function offeredRate(appHandle: string, r: AppRate): ShippingRate {
   };
 }
 
+/** A rate left out of the offer: its app, its handle, and the app whose rate holds that handle. */
+export interface DroppedRate {
+  app: string;
+  handle: string;
+  keptFrom: string;
+}
+
+/**
+ * The apps' rates as the checkout offers them: apps in order, each app's rates in its order, and
+ * each handle once. `app-{app_handle}-{service_code}` (C15.3) is not one-to-one: app handles may
+ * hold `-`, so app `a-b`'s code `c` and app `a`'s code `b-c` both make `app-a-b-c`. The buyer
+ * chooses by handle (C15.1), so a second rate under a handle already offered could never be had
+ * at its own price or from its own app: the first offered keeps the handle, later ones are
+ * dropped (`onDrop` hears of each). The rest of the checkout's list cannot meet these: zone rates
+ * are `zone-{id}` (one per zone), and the delivery functions only hide, rename (the title) and
+ * move rates. docs/decisions.md, "Shipping rates": one handle, one rate.
+ */
+export function offeredOnce(apps: readonly Pick<ShippingApp, 'handle'>[], answers: readonly Pick<MemoAnswer, 'rates'>[], onDrop?: (drop: DroppedRate) => void): ShippingRate[] {
+  const offered: ShippingRate[] = [];
+  /** Each handle offered so far, and the app whose rate it is. */
+  const holders = new Map<string, string>();
+  apps.forEach((app, i) => {
+    for (const r of answers[i].rates) {
+      const rate = offeredRate(app.handle, r);
+      const holder = holders.get(rate.handle);
+      if (holder !== undefined) {
+        onDrop?.({ app: app.handle, handle: rate.handle, keptFrom: holder });
+        continue;
+      }
+      holders.set(rate.handle, app.handle);
+      offered.push(Object.freeze(rate));
+    }
+  });
+  return offered;
+}
+
 /**
  * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
  * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
@@ -165,9 +201,9 @@ async function storedAnswersOf(deps: Deps, unknown: ShippingApp[], body: string,
 
 /**
  * Every shipping app's rates for this quote, apps in handle order and each app's rates in its
- * order. None when no item requires shipping or there is no destination country. Never throws for
- * an app's failure; a database failure reading the apps or the cache does (the checkout could not
- * go on either way). The rates returned may be shared with other quotes: never change them.
+ * order, no two with one handle (`offeredOnce`). None when no item requires shipping or there is
+ * no destination country. Never throws for an app's failure; a database failure reading the apps
+ * or the cache does (the checkout could not go on either way). The rates returned may be shared with other quotes: never change them.
  */
 export async function quoteAppRates(deps: Deps, quote: RateQuote, options: QuoteOptions = {}): Promise<readonly ShippingRate[]> {
   if (!asksApps(quote.destination, quote.items)) return [];
@@ -182,7 +218,9 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameInputs(last.apps, appKeys)) return last.offered;
   const body = sameRequest ? last.body : rateRequestBody(request);
   const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, quote.cached, options);
-  const offered = Object.freeze(apps.flatMap((app, i) => answers[i].rates.map((r) => Object.freeze(offeredRate(app.handle, r)))));
+  // Told once per body in this process: an offer built wholly from memory was built, and told, before.
+  const dropped = fromMemory ? undefined : (drop: DroppedRate) => deps.log.warn(drop, 'shipping rate dropped: another rate offered has the same handle');
+  const offered = Object.freeze(offeredOnce(apps, answers, dropped));
   // Kept for the checkout once this process has answered its body before: a checkout quoted once
   // (most are, under load) costs no memory beyond its answers.
   if (quote.checkoutKey && fromMemory) {

@@ -8,6 +8,7 @@ import { nullable } from '../http/schemas.js';
 import { alpha2 } from '../shipping/countries.js';
 import { ADDRESS_KEYS, type Address } from '../orders/order-view.js';
 import type { AskedLine } from './checkouts.repo.js';
+import { MAX_RATE_HANDLE_CHARS } from './rate.js';
 
 export const MAX_CHECKOUT_LINES = 100;
 export const MAX_LINE_QUANTITY = 10_000;
@@ -44,7 +45,7 @@ export const CheckoutCreateSchema = Type.Object(checkoutFields);
 export const CheckoutChangeSchema = Type.Object({
   ...checkoutFields,
   line_items: Type.Optional(Type.Array(LineInputSchema, { minItems: 1, maxItems: MAX_CHECKOUT_LINES, description: 'replaces every line' })),
-  shipping_rate: Type.Optional(nullable(Type.Object({ handle: Type.String({ maxLength: 300 }) }, { description: 'one of the checkout\'s current shipping rates, by handle; null clears the choice' }))),
+  shipping_rate: Type.Optional(nullable(Type.Object({ handle: Type.String({ maxLength: MAX_RATE_HANDLE_CHARS }) }, { description: 'one of the checkout\'s current shipping rates, by handle; null clears the choice' }))),
   payment_method: Type.Optional(nullable(Type.String({ maxLength: 100, description: "one of the checkout's payment methods, by handle" }))),
 });
 

@@ -25,7 +25,8 @@ import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type Func
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveFunctionResults, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { zonesForCountry } from './store-config-cache.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, storeConfigAt, insertCheckout, markCompleted, saveFunctionResults, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -50,7 +51,7 @@ async function checkoutOf(q: Queryable, store: CheckoutStore, token: string, opt
  * The store and its checkout in one query (the storefront's reads: one round trip, not two); on a
  * miss, which of the two is missing decides the 404's words.
  */
-async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Promise<{ store: CheckoutStore; row: CheckoutRow }> {
+async function storeAndCheckout(deps: Deps, storeURL: string, token: string): Promise<{ store: CheckoutStore; row: CheckoutRow; configVersion: string }> {
   const hash = isCheckoutTokenShape(token) ? hashCheckoutToken(token) : null;
   const found = hash ? await findCheckoutInStore(deps.db, storeURL, hash) : null;
   if (found && sameTokenHash(found.row.token_hash, hash!)) return found;
@@ -166,7 +167,7 @@ export async function getCheckout(deps: Deps, storeURL: string, token: string): 
 }
 
 export async function changeCheckout(deps: Deps, storeURL: string, token: string, body: CheckoutChange): Promise<CheckoutView> {
-  const { store, row: current } = await storeAndCheckout(deps, storeURL, token);
+  const { store, row: current, configVersion } = await storeAndCheckout(deps, storeURL, token);
   const now = deps.clock.now();
   assertOpen(current, now);
   const changes: CheckoutChanges = {};
@@ -185,11 +186,16 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   if (changes.discount_code !== undefined) await assertDiscountApplies(deps, deps.db, next);
   // C11.4: the cart functions run on the changed checkout; what they give is the checkout's now.
   const call = functionCall(store, next, token);
-  const active = byTarget(await activeStoreFunctions(deps.db, store.id));
+  // The store's zones, shipping apps and functions as a quote reads them: this process's copy when
+  // it is of the version read with the checkout (store-config-cache.ts), so choosing a rate after
+  // listing them reads nothing of the store again.
+  const config = await storeConfigAt(deps.db, deps.storeConfigs, store.slug, store.id, configVersion);
+  const active = byTarget(config.functions);
   const priced = await pricedCheckout(deps, deps.db, next);
   let { results, state } = await withCartFunctions(deps, call, active, priced);
   if (body.shipping_rate) {
-    const rates = await ratesOf(deps, call, active, state);
+    const sources = { zones: zonesForCountry(config.zones, next.shipping_address?.country_code), shipping: { apps: [...config.apps], origin: config.origin } };
+    const rates = await ratesOf(deps, call, active, state, sources);
     const chosen = rates.find((r) => r.handle === body.shipping_rate!.handle);
     if (!chosen) throw unprocessable('shipping_rate is not one of the rates offered for this checkout', { shipping_rate: ['is not offered'] });
     changes.shipping_rate = chosen;

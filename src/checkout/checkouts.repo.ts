@@ -68,18 +68,22 @@ export async function findCheckout(q: Queryable, storeId: string, tokenHash: str
   return rows[0] ?? null;
 }
 
-/** The checkout with this token hash in the store with this slug, with its store, in one query. */
-export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash: string): Promise<{ store: CheckoutStore; row: CheckoutRow } | null> {
-  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string; store_origin: StoreAddress | null }>(
-    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, ${originJson('s.id')} AS store_origin
+/**
+ * The checkout with this token hash in the store with this slug, with its store, in one query;
+ * `configVersion` is the store's set's version (store-config-cache.ts), for `storeConfigAt`.
+ */
+export async function findCheckoutInStore(q: Queryable, slug: string, tokenHash: string): Promise<{ store: CheckoutStore; row: CheckoutRow; configVersion: string } | null> {
+  const { rows } = await q.query<CheckoutRow & { store_slug: string; store_currency: string; store_origin: StoreAddress | null; config_version: string }>(
+    `SELECT c.*, s.slug AS store_slug, s.currency AS store_currency, ${originJson('s.id')} AS store_origin, coalesce(v.version, 0)::text AS config_version
        FROM checkouts c JOIN stores s ON s.id = c.store_id
+       LEFT JOIN store_checkout_configs v ON v.store_id = s.id
       WHERE c.token_hash = $1 AND s.slug = $2`,
     [tokenHash, slug.toLowerCase()],
     { name: 'checkout_in_store' },
   );
   if (!rows[0]) return null;
-  const { store_slug, store_currency, store_origin, ...row } = rows[0];
-  return { store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: store_origin ?? NO_STORE_ADDRESS }, row };
+  const { store_slug, store_currency, store_origin, config_version, ...row } = rows[0];
+  return { store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: store_origin ?? NO_STORE_ADDRESS }, row, configVersion: config_version };
 }
 
 /**
@@ -202,6 +206,18 @@ async function readStoreConfig(q: Queryable, storeId: string): Promise<StoreChec
   };
 }
 
+/**
+ * The store's set as of `version` (read with the checkout, in the same statement as it): this
+ * process's copy when it is of this store at that version; else the set, read again and kept.
+ * `slug`: lower case, the copies' key.
+ */
+export async function storeConfigAt(q: Queryable, configs: StoreConfigCache | undefined, slug: string, storeId: string, version: string): Promise<StoreCheckoutConfig> {
+  const held = configs?.get(slug);
+  if (held && held.storeId === storeId && held.version === version) return held;
+  const config = await readStoreConfig(q, storeId);
+  configs?.set(slug, config);
+  return config;
+}
 
 /** The store's set as the quote query sends it (JSON). */
 interface ConfigJson {
@@ -268,13 +284,7 @@ export async function findCheckoutForQuote(q: Queryable, slug: string, tokenHash
   const { store_slug, store_currency, config_version, batch_n: _, with_cached: __, ...fields } = checkout;
   for (const key of CHECKOUT_DATES) fields[key] = fields[key] === null ? null : new Date(fields[key] as string);
   const row = fields as unknown as CheckoutRow;
-  // The copy when it is of this store at the version just read; else the set, read again.
-  const held = configs?.get(key);
-  let config = held && held.storeId === row.store_id && held.version === config_version ? held : null;
-  if (!config) {
-    config = await readStoreConfig(q, row.store_id);
-    configs?.set(key, config);
-  }
+  const config = await storeConfigAt(q, configs, key, row.store_id, config_version);
   return {
     store: { id: row.store_id, slug: store_slug, currency: store_currency, origin: config.origin },
     row,

@@ -7,7 +7,8 @@ import { isStorableText, storableText } from '../functions/runtime/storable-text
 
 export const MAX_RATES_PER_APP = 20;
 /** Longest service name or code kept; a longer one makes the rate malformed. */
-const MAX_NAME = 255;
+export const MAX_SERVICE_NAME_CHARS = 255;
+const MAX_NAME = MAX_SERVICE_NAME_CHARS;
 /** Longest description kept; a longer one is cut (it is only shown to the buyer). */
 const MAX_DESCRIPTION = 1000;
 /** Longest delivery date string kept; a longer one (or another type) becomes null. */
