@@ -13,6 +13,7 @@ import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
 import { address, insertProduct, orderStore } from './helpers/orders.js';
 import { uuidv7 } from '../src/ids.js';
 import type { QueryOptions } from '../src/db/db.js';
+import { statementsOf as statementsOfDb } from './helpers/statements.js';
 import { hashCheckoutToken } from '../src/checkout/checkout-token.js';
 import { CHECKOUT_QUOTE_BATCH_SQL, QUOTE_BATCH, catalogLine, findCheckoutForQuote, findCheckoutInStore, type AskedLine } from '../src/checkout/checkouts.repo.js';
 import { findZonesForCountry } from '../src/checkout/zone-rates.js';
@@ -65,22 +66,7 @@ async function shippingApp(s: Store, path: string, scopes = ['write_shipping']) 
   return app;
 }
 
-/** The database queries `fn` makes, each by statement name (or the SQL's start when unnamed) with its parameters. */
-async function statementsOf(fn: () => Promise<unknown>): Promise<{ name: string; params: unknown[] }[]> {
-  const seen: { name: string; params: unknown[] }[] = [];
-  const db = h.deps.db;
-  const original = db.query.bind(db);
-  const spy = vi.spyOn(db, 'query').mockImplementation(((sql: string, params?: unknown[], options?: QueryOptions) => {
-    seen.push({ name: options?.name ?? sql.trim().slice(0, 60), params: params ?? [] });
-    return original(sql, params, options);
-  }) as typeof db.query);
-  try {
-    await fn();
-  } finally {
-    spy.mockRestore();
-  }
-  return seen;
-}
+const statementsOf = (fn: () => Promise<unknown>) => statementsOfDb(h.deps.db, fn);
 
 /** The database queries `fn` makes, by statement name (or the SQL's start when unnamed). */
 const queriesOf = async (fn: () => Promise<unknown>): Promise<string[]> => (await statementsOf(fn)).map((q) => q.name);

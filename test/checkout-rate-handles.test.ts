@@ -1,7 +1,7 @@
 // Third review of the storefront checkout's shipping rates (C15.1-C15.4): each test failed before
 // its fix. Shipping apps are real HTTP receivers installed with `extensions.shipping.ratesUrl`.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { QueryOptions } from '../src/db/db.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statementsOf as statementsOfDb } from './helpers/statements.js';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { checkoutCalls, insertSimpleZone } from './helpers/checkout.js';
 import { createTestApp, installApp, signupPartner, type TestApp } from './helpers/actors.js';
@@ -97,22 +97,7 @@ describe('two offered rates never share a handle (C15.3, C15.1)', () => {
   });
 });
 
-/** The database statements `fn` makes, by name (or the SQL's start when unnamed). */
-async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const seen: string[] = [];
-  const db = h.deps.db;
-  const original = db.query.bind(db);
-  const spy = vi.spyOn(db, 'query').mockImplementation(((sql: string, params?: unknown[], options?: QueryOptions) => {
-    seen.push(options?.name ?? sql.trim().slice(0, 60));
-    return original(sql, params, options);
-  }) as typeof db.query);
-  try {
-    await fn();
-  } finally {
-    spy.mockRestore();
-  }
-  return seen;
-}
+const statementsOf = async (fn: () => Promise<unknown>) => (await statementsOfDb(h.deps.db, fn)).map((q) => q.name);
 
 describe('choosing a rate reads the store\'s set as a quote does (C15.1, C11.4)', () => {
   it('a PATCH with shipping_rate reads no zones, apps or functions of its own while the process\'s copy is current', async () => {

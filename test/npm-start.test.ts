@@ -35,8 +35,8 @@ async function start(): Promise<Started> {
   const port = await freePort();
   const npm = startNpm({ SVC_DATA_DIR: dataDir, PORT: String(port), SVC_SEED: 'none' });
   await npm.waitFor(/process ready/, 120_000);
-  // The lock file names the process holding the database: the service itself.
-  const servicePid = Number(readFileSync(join(dataDir, 'svc.lock'), 'utf8'));
+  // The lock file names the process holding the database (`pid nonce`, src/db/open.ts): the service itself.
+  const servicePid = Number(readFileSync(join(dataDir, 'svc.lock'), 'utf8').split(' ')[0]);
   // `exec` in the script: the service is npm's own child, no shell between that would swallow the
   // signal. `node --import tsx` compiles TypeScript in-process: no second node process, only
   // esbuild's compiler service, which ends when its parent does.
