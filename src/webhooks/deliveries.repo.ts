@@ -99,8 +99,18 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
     const { rows } = await tx.query<{ id: string; slug: string }>('SELECT id, slug FROM stores WHERE id = ANY($1::uuid[])', [missing]);
     for (const r of rows) slugs.set(r.id, r.slug);
   }
+  // Each distinct body travels once, however many deliveries carry it: the deliveries of one event
+  // share its body string (fanout.ts), and a copy per delivery in the statement's JSON made a large
+  // event with many targets a parameter of hundreds of MB (past jsonb's 256 MB, or V8's longest string).
+  const bodies: string[] = [];
+  const bodyIndex = new Map<string, number>();
   const rows = specs.map((s) => {
     const body = typeof s.body === 'string' ? s.body : JSON.stringify(s.body);
+    let bodyIx = bodyIndex.get(body);
+    if (bodyIx === undefined) {
+      bodyIx = bodies.push(body) - 1;
+      bodyIndex.set(body, bodyIx);
+    }
     const webhookId = randomUUID();
     const headers: Record<string, string> = {
       ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? (s.storeId === null ? undefined : slugs.get(s.storeId)) ?? ''),
@@ -110,19 +120,20 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
     return {
       id: uuidv7(now.getTime()), webhook_id: webhookId, source: s.source, event_id: s.eventId ?? null, app_id: s.appId,
       store_id: s.storeId, subscription_id: s.subscriptionId ?? null, store_webhook_id: s.storeWebhookId ?? null,
-      topic: s.topic, address: s.address, target_host: targetHost(s.address), request_headers: headers, request_body: body,
+      topic: s.topic, address: s.address, target_host: targetHost(s.address), request_headers: headers, body_ix: bodyIx,
       max_attempts: s.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     };
   });
   await tx.query(
     `INSERT INTO webhook_deliveries (id, webhook_id, source, event_id, app_id, store_id, subscription_id, store_webhook_id, topic,
        address, target_host, request_headers, request_body, status, attempt_count, max_attempts, next_attempt_at, created_at, updated_at)
-     SELECT id, webhook_id, source, event_id, app_id, store_id, subscription_id, store_webhook_id, topic,
-       address, target_host, request_headers, request_body, 'pending', 0, max_attempts, $2::timestamptz, $2::timestamptz, $2::timestamptz
+     SELECT x.id, x.webhook_id, x.source, x.event_id, x.app_id, x.store_id, x.subscription_id, x.store_webhook_id, x.topic,
+       x.address, x.target_host, x.request_headers, b.body, 'pending', 0, x.max_attempts, $2::timestamptz, $2::timestamptz, $2::timestamptz
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, webhook_id uuid, source text, event_id uuid, app_id uuid, store_id uuid,
        subscription_id uuid, store_webhook_id uuid, topic text, address text, target_host text, request_headers jsonb,
-       request_body text, max_attempts integer)`,
-    [JSON.stringify(rows), now],
+       body_ix integer, max_attempts integer)
+     JOIN jsonb_array_elements_text($3::jsonb) WITH ORDINALITY AS b(body, n) ON b.n = x.body_ix + 1`,
+    [JSON.stringify(rows), now, JSON.stringify(bodies)],
     { name: 'webhook_create_deliveries' },
   );
   // Delivered on commit: wakes the workers (a poll covers a missed wake-up).

@@ -14,7 +14,7 @@ import type { DeliveryOutcome, Metrics } from '../platform/metrics.js';
 import { OUTBOX_CHANNEL } from '../outbox/emit.js';
 import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult } from './http-client.js';
 import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, targetGone, type ClaimedDelivery } from './deliveries.repo.js';
-import { fanOutBatch, FANOUT_BATCH } from './fanout.js';
+import { fanOutPending } from './fanout.js';
 import { attemptError, nextState, verdictOf, type DeliveryStatus } from './retry-policy.js';
 import { AttemptRecorder } from './recorder.js';
 
@@ -130,11 +130,9 @@ export class WebhookEngine {
     }
   }
 
+  /** Every pending event, batch after batch: a batch cut by count or by bytes is followed by another. */
   private async fanOutAll(): Promise<void> {
-    while (!this.closed) {
-      const { events } = await fanOutBatch(this.deps.db, this.deps.secrets, () => this.deps.clock.now());
-      if (events < FANOUT_BATCH) return;
-    }
+    await fanOutPending(this.deps.db, this.deps.secrets, () => this.deps.clock.now(), {}, () => this.closed);
   }
 
   /** Claim, then keep only what this process has host slots for (the gate is taken here). */
