@@ -97,7 +97,8 @@ describe('C3.1 extensions.shipping in the app manifest', () => {
     expect(get.json().data.app.extensions).toEqual({ shipping: { ratesUrl: 'https://rates.example.com/quote' }, salesChannel: false });
     const patched = await h.req('PATCH', `/apps/developer/apps/${created.appId}`, { token: partner.token, body: { extensions: { shipping: null } } });
     expect(patched.statusCode).toBe(200);
-    expect(patched.json().data.app.extensions).toEqual({});
+    // C3.2: extensions are merged by key, so the sales channel the PATCH did not name stays.
+    expect(patched.json().data.app.extensions).toEqual({ salesChannel: false });
 
     const envelope = (message: string) => ({ status: 400, state: 'error', message, data: null, count: null, pagination: null });
     const bad: [unknown, string][] = [

@@ -9,7 +9,20 @@ import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import { AmountTooLargeError, formatMinor, parseMoney } from '../money.js';
 import type { DeclaredFunction } from '../functions/functions.repo.js';
-import { readManifestFunctions } from '../functions/manifest-functions.js';
+import { MAX_MANIFEST_FUNCTIONS, readManifestFunctions } from '../functions/manifest-functions.js';
+
+/** The manifest's extensions (C3.1) as stored and shown. */
+export interface Extensions {
+  webhooks?: { topic: string; uri: string }[];
+  salesChannel?: boolean;
+  shipping?: { ratesUrl: string };
+  functions?: DeclaredFunction[];
+}
+/**
+ * `extensions` as a request gives it: a key left out is not named, a key given as null is named
+ * and removed (PATCH merges by key, docs/decisions.md; create stores the keys given a value).
+ */
+export type ExtensionsPatch = { [K in keyof Extensions]?: Extensions[K] | null };
 
 export interface AppFields {
   name?: string;
@@ -19,7 +32,7 @@ export interface AppFields {
   scopes?: string[];
   tier?: string;
   gdprUrls?: { customerDataRequest?: string; customerRedact?: string; shopRedact?: string } | null;
-  extensions?: { webhooks?: { topic: string; uri: string }[]; salesChannel?: boolean; shipping?: { ratesUrl: string }; functions?: DeclaredFunction[] };
+  extensions?: ExtensionsPatch;
   pricing?: { type: 'free' } | { type: 'recurring'; amount: string; currency: string; interval: 'month' | 'year'; trialDays?: number };
   version?: string;
 }
@@ -37,6 +50,14 @@ export const MAX_APP_NAME_CHARS = 255;
 export const MAX_APP_VERSION_CHARS = 128;
 /** Longest handle: a handle is a slug, and a slug has at most this many characters (also a default one, with its `-N`). */
 export const MAX_APP_HANDLE_CHARS = MAX_SLUG_CHARS;
+/** Most OAuth redirect addresses of one app: more is no real app's need, and each is shown and checked at every authorize. */
+export const MAX_REDIRECT_URLS = 50;
+/**
+ * Most manifest webhooks of one app: each is one delivery per event per installation (C8.2), so the
+ * count multiplies the fan-out; 100 holds every topic (24) to a few addresses.
+ */
+export const MAX_MANIFEST_WEBHOOKS = 100;
+export { MAX_MANIFEST_FUNCTIONS };
 /** Characters as JSON Schema's `maxLength` counts them (code points), so the schema and this reader agree. */
 const chars = (text: string) => [...text].length;
 
@@ -75,6 +96,7 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   if (creating || body.appUrl !== undefined) out.appUrl = await url('appUrl', body.appUrl, config);
   if (body.redirectUrls !== undefined) {
     if (!Array.isArray(body.redirectUrls)) throw badRequest('redirectUrls must be an array of URLs');
+    if (body.redirectUrls.length > MAX_REDIRECT_URLS) throw badRequest(`redirectUrls must have at most ${MAX_REDIRECT_URLS} URLs`);
     out.redirectUrls = [];
     for (const [i, u] of body.redirectUrls.entries()) out.redirectUrls.push(await url(`redirectUrls[${i}]`, u, config));
   }
@@ -109,12 +131,18 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   return out;
 }
 
-async function readExtensions(value: any, config: Config): Promise<NonNullable<AppFields['extensions']>> {
+/**
+ * `extensions`, checked key by key. A key given as null is kept as null (named, no value): create
+ * leaves it out, PATCH removes it (`mergeExtensions`).
+ */
+async function readExtensions(value: any, config: Config): Promise<ExtensionsPatch> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('extensions must be an object');
-  const out: NonNullable<AppFields['extensions']> = {};
-  if (value.webhooks !== undefined) {
+  const out: ExtensionsPatch = {};
+  if (value.webhooks === null) out.webhooks = null;
+  else if (value.webhooks !== undefined) {
     if (!Array.isArray(value.webhooks)) throw badRequest('extensions.webhooks must be an array');
-    out.webhooks = [];
+    if (value.webhooks.length > MAX_MANIFEST_WEBHOOKS) throw badRequest(`extensions.webhooks must have at most ${MAX_MANIFEST_WEBHOOKS} webhooks`);
+    const webhooks: { topic: string; uri: string }[] = [];
     // A topic and address given twice would deliver every event twice (C8.2: one delivery per
     // manifest webhook); refused like a function's repeated handle (C11.1). Addresses are compared
     // as stored (normalised), so `HTTPS://Hooks.example.com/a` repeats `https://hooks.example.com/a`.
@@ -126,21 +154,44 @@ async function readExtensions(value: any, config: Config): Promise<NonNullable<A
       const first = seen.get(key);
       if (first !== undefined) throw badRequest(`extensions.webhooks[${i}] repeats extensions.webhooks[${first}]: ${webhook.topic} to ${webhook.uri}`);
       seen.set(key, i);
-      out.webhooks.push(webhook);
+      webhooks.push(webhook);
     }
+    out.webhooks = webhooks;
   }
-  if (value.salesChannel !== undefined) {
+  if (value.salesChannel === null) out.salesChannel = null;
+  else if (value.salesChannel !== undefined) {
     if (typeof value.salesChannel !== 'boolean') throw badRequest('extensions.salesChannel must be a boolean');
     out.salesChannel = value.salesChannel;
   }
   // C15.3: a shipping app's live-rate endpoint, under the address rules of webhooks (C8.9).
-  if (value.shipping !== undefined && value.shipping !== null) {
+  if (value.shipping === null) out.shipping = null;
+  else if (value.shipping !== undefined) {
     if (typeof value.shipping !== 'object' || Array.isArray(value.shipping)) throw badRequest('extensions.shipping must be an object');
     out.shipping = { ratesUrl: await url('extensions.shipping.ratesUrl', value.shipping.ratesUrl, config) };
   }
   // C11.1: declarative functions, parsed and checked now rather than failing at a checkout.
-  if (value.functions !== undefined && value.functions !== null) out.functions = readManifestFunctions(value.functions);
+  if (value.functions === null) out.functions = null;
+  else if (value.functions !== undefined) out.functions = readManifestFunctions(value.functions);
   return out;
+}
+
+/** The extensions a create stores: the keys given a value (null names nothing to keep). */
+export function extensionsOf(patch: ExtensionsPatch | undefined): Extensions {
+  return mergeExtensions({}, patch ?? {});
+}
+
+/**
+ * C3.2 PATCH of `extensions`: JSON Merge Patch (RFC 7396) one level down. A key left out keeps its
+ * value, a key given replaces its value whole (an array too), a key given as null is removed.
+ */
+export function mergeExtensions(current: Extensions, patch: ExtensionsPatch): Extensions {
+  const merged: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged as Extensions;
 }
 
 function readPricing(value: any): NonNullable<AppFields['pricing']> {

@@ -5,7 +5,10 @@
 import { Type } from 'typebox';
 import { Id, Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from '../functions/runtime/index.js';
-import { MAX_APP_HANDLE_CHARS, MAX_APP_NAME_CHARS, MAX_APP_VERSION_CHARS } from './app-input.js';
+import {
+  MAX_APP_HANDLE_CHARS, MAX_APP_NAME_CHARS, MAX_APP_VERSION_CHARS, MAX_MANIFEST_FUNCTIONS, MAX_MANIFEST_WEBHOOKS, MAX_REDIRECT_URLS,
+} from './app-input.js';
+import { MAX_FUNCTION_HANDLE_CHARS, MAX_FUNCTION_TITLE_CHARS } from '../functions/manifest-functions.js';
 
 // The reader's words for a URL that is missing or not text (src/net/address-safety.ts).
 const URL_WORDS = 'must be an absolute URL';
@@ -34,8 +37,8 @@ const FunctionDeclaration = Type.Object({
  * whose 400 names the function's handle (C11.1), which a schema's message could not.
  */
 const FunctionDeclarationBody = Type.Unknown({
-  description: '{ handle, target, title?, expression, configuration? }: handle lowercase letters, digits and - (unique within the app); '
-    + `target one of ${TARGETS.join(', ')}; expression CEL of at most ${MAX_EXPRESSION_CHARS} characters; configuration a JSON object of at most ${MAX_CONFIGURATION_BYTES} bytes (default {})`,
+  description: `{ handle, target, title?, expression, configuration? }: handle lowercase letters, digits and -, at most ${MAX_FUNCTION_HANDLE_CHARS} characters (unique within the app); `
+    + `title at most ${MAX_FUNCTION_TITLE_CHARS} characters; target one of ${TARGETS.join(', ')}; expression CEL of at most ${MAX_EXPRESSION_CHARS} characters; configuration a JSON object of at most ${MAX_CONFIGURATION_BYTES} bytes (default {})`,
 });
 
 /**
@@ -58,12 +61,31 @@ const Pricing = Type.Object({
   trialDays: Type.Optional(Type.Integer({ description: 'recurring: whole days from 0 to 365 (default 0)' })),
 });
 
-const ExtensionsBody = Type.Object({
-  ...ExtensionsSchema.properties,
-  webhooks: Type.Optional(Type.Array(WebhookExtension, { description: 'each topic and address at most once (400 naming the repeat)' })),
+/** The reader's words for a list over its length (src/apps/app-input.ts). */
+const atMostItems = (max: number, things: string) => ({ maxItems: `must have at most ${max} ${things}` });
+
+/**
+ * `extensions` as a request gives it. On PATCH it is merged by key (JSON Merge Patch one level
+ * down, docs/decisions.md): a key left out keeps its value, a key given replaces it whole, a key
+ * given as null removes it. On create, a null key is the same as one left out.
+ */
+const ExtensionsBody = (creating: boolean) => Type.Object({
+  webhooks: Type.Optional(nullable(Type.Array(WebhookExtension, {
+    maxItems: MAX_MANIFEST_WEBHOOKS, 'x-error': atMostItems(MAX_MANIFEST_WEBHOOKS, 'webhooks'),
+    description: `each topic and address at most once (400 naming the repeat); at most ${MAX_MANIFEST_WEBHOOKS}; null: none`,
+  }))),
+  salesChannel: Type.Optional(nullable(Type.Boolean({ description: 'null: not a sales channel (the key is removed)' }))),
   // null removes the rates endpoint; a missing ratesUrl reads as the URL it is not.
   shipping: Type.Optional(nullable(Type.Object({ ratesUrl: Url('live shipping rates are asked here (C15.3)') }, { 'x-error': { required: URL_WORDS } }))),
-  functions: Type.Optional(Type.Array(FunctionDeclarationBody)),
+  functions: Type.Optional(nullable(Type.Array(FunctionDeclarationBody, {
+    maxItems: MAX_MANIFEST_FUNCTIONS, 'x-error': atMostItems(MAX_MANIFEST_FUNCTIONS, 'functions'),
+    description: `at most ${MAX_MANIFEST_FUNCTIONS}; null: none`,
+  }))),
+}, {
+  description: creating
+    ? 'the manifest\'s extensions (C3.1); a key given as null is left out'
+    : 'merged by key (JSON Merge Patch, RFC 7396, one level down): a key left out is kept, a key given replaces its value '
+      + '(webhooks and functions whole), a key given as null is removed. Functions are synced to the stores only when `functions` is given',
 });
 
 /** The create body (`name`, `appUrl` and `scopes` required) and, all optional, the update body. */
@@ -75,11 +97,13 @@ export function appBodySchema(creating: boolean) {
       maxLength: MAX_APP_HANDLE_CHARS, description: `lowercase letters, digits and -, at most ${MAX_APP_HANDLE_CHARS} characters; default: from the name`, 'x-error': atMost(MAX_APP_HANDLE_CHARS),
     }))),
     appUrl: required(Url("the app's address")),
-    redirectUrls: Type.Optional(Type.Array(Url('an OAuth redirect address'))),
+    redirectUrls: Type.Optional(Type.Array(Url('an OAuth redirect address'), {
+      maxItems: MAX_REDIRECT_URLS, description: `at most ${MAX_REDIRECT_URLS}`, 'x-error': atMostItems(MAX_REDIRECT_URLS, 'URLs'),
+    })),
     scopes: required(Type.Array(Type.String({ description: 'a scope of C6.4' }))),
     tier: Type.Optional(StringEnum(TIERS, { description: 'the rate-limit tier (C6.5)' })),
     gdprUrls: Type.Optional(nullable(GdprUrls)),
-    extensions: Type.Optional(ExtensionsBody),
+    extensions: Type.Optional(ExtensionsBody(creating)),
     pricing: Type.Optional(Type.Object({
       ...Pricing.properties,
       amount: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: 'recurring: a positive decimal string such as "9.99", at most two decimals and at most 10000000000000.00 (a number with at most two decimals is taken as its decimal text; 9.999 is refused, not rounded)' })),

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/db.js';
 import { updateRow } from '../db/sql.js';
-import type { AppFields } from './app-input.js';
+import type { AppFields, Extensions } from './app-input.js';
 
 export interface AppRow {
   id: string;
@@ -14,7 +14,7 @@ export interface AppRow {
   scopes: string[];
   tier: 'free' | 'basic' | 'pro' | 'enterprise';
   gdpr_urls: NonNullable<AppFields['gdprUrls']> | null;
-  extensions: NonNullable<AppFields['extensions']>;
+  extensions: Extensions;
   pricing: NonNullable<AppFields['pricing']>;
   version: string;
   rating: string;
@@ -32,6 +32,10 @@ export const findAppByClientId = async (q: Queryable, clientId: string) =>
 /** The app's manifest extensions (e.g. `salesChannel`), or null. */
 export const appExtensions = async (q: Queryable, id: string) =>
   (await q.query<{ extensions: AppRow['extensions'] }>('SELECT extensions FROM apps WHERE id = $1', [id])).rows[0]?.extensions ?? null;
+
+/** The app's extensions, its row locked until the transaction ends (a PATCH merges into them). */
+export const lockAppExtensions = async (q: Queryable, id: string): Promise<Extensions> =>
+  (await q.query<{ extensions: Extensions }>('SELECT extensions FROM apps WHERE id = $1 FOR UPDATE', [id])).rows[0]?.extensions ?? {};
 
 export const listDeveloperApps = async (q: Queryable, developerId: string, limit: number, offset: number) => {
   const [rows, total] = await Promise.all([

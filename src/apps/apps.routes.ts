@@ -41,7 +41,7 @@ export async function appRoutes(instance: FastifyInstance, { deps }: { deps: Dep
 
   app.patch('/apps/developer/apps/:appId', {
     config: handleTaken,
-    schema: { tags, params, summary: 'Update an app: the fields sent (C3.2, C3.3)', body: nullable(appBodySchema(false)), response: { 200: appEnvelope } },
+    schema: { tags, params, summary: 'Update an app: the fields sent (C3.2, C3.3); `extensions` merged by key, a key given as null removed', body: nullable(appBodySchema(false)), response: { 200: appEnvelope } },
   }, async (request) => envelope(await patchApp(deps, request.user!, request.params.appId, request.body ?? {})));
 
   app.post('/apps/developer/apps/:appId/rotate-secret', {

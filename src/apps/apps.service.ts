@@ -5,8 +5,8 @@ import { randomToken, uuidv7, isUuid } from '../ids.js';
 import { slugify } from '../slug.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { PlatformUser } from '../accounts/jwt.js';
-import { findApp, listDeveloperApps, updateApp, type AppRow } from './apps.repo.js';
-import { MAX_APP_HANDLE_CHARS, readAppFields } from './app-input.js';
+import { findApp, listDeveloperApps, lockAppExtensions, updateApp, type AppRow } from './apps.repo.js';
+import { extensionsOf, MAX_APP_HANDLE_CHARS, mergeExtensions, readAppFields } from './app-input.js';
 import { syncAppFunctions } from '../functions/functions.repo.js';
 import { badRequest } from '../http/errors.js';
 
@@ -38,6 +38,7 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
   const fields = await readAppFields(body, deps.config, true);
   const base = fields.handle ?? slugify(fields.name!);
   if (!base) throw badRequest('name must contain letters or digits');
+  const extensions = extensionsOf(fields.extensions);
   const now = deps.clock.now();
   // A handle the developer gave must be free (409); a default one made from the name takes the
   // first free `name-N` instead (docs/decisions.md).
@@ -52,11 +53,11 @@ export async function createApp(deps: Deps, developer: PlatformUser, body: Recor
         [
           uuidv7(), developer.id, fields.name, handle, randomToken('svcapp', 16), deps.secrets.seal(newClientSecret()), fields.appUrl,
           JSON.stringify(fields.redirectUrls ?? []), JSON.stringify(fields.scopes), fields.tier ?? 'free',
-          fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(fields.extensions ?? {}),
+          fields.gdprUrls ? JSON.stringify(fields.gdprUrls) : null, JSON.stringify(extensions),
           JSON.stringify(fields.pricing ?? { type: 'free' }), fields.version ?? '1.0.0', now,
         ],
         );
-        await syncAppFunctions(tx, inserted.rows[0].id, fields.extensions?.functions ?? [], now);
+        await syncAppFunctions(tx, inserted.rows[0].id, extensions.functions ?? [], now);
         return inserted.rows;
       });
       return { app: appView(deps, rows[0], { withSecret: true }) };
@@ -96,10 +97,15 @@ export async function patchApp(deps: Deps, developer: PlatformUser, appId: strin
   const fields = await readAppFields(body, deps.config, false);
   const now = deps.clock.now();
   try {
+    const { extensions: patch, ...rest } = fields;
     const app = await deps.db.transaction(async (tx) => {
-      const updated = await updateApp(tx, appId, { ...fields }, now);
-      // C11.1: the manifest's functions change on every store at once.
-      if (fields.extensions) await syncAppFunctions(tx, appId, fields.extensions.functions ?? [], now);
+      // `extensions` is merged by key (docs/decisions.md), on the row as it is now: locked, so
+      // that two PATCHes naming different keys both keep theirs.
+      const extensions = patch ? mergeExtensions(await lockAppExtensions(tx, appId), patch) : undefined;
+      const updated = await updateApp(tx, appId, { ...rest, extensions }, now);
+      // C11.1: the manifest's functions change on every store at once; only when the patch names
+      // them (null: none), so a PATCH of another extension leaves them and their activations alone.
+      if (patch && patch.functions !== undefined) await syncAppFunctions(tx, appId, patch.functions ?? [], now);
       if (fields.version) {
         // C3.3: auto-updating installations that are not pinned follow the new version.
         await tx.query(

@@ -90,10 +90,17 @@ export function appBodyOf(form: AppFormValues, creating: boolean): Record<string
   const gdpr = { customerDataRequest: form.customerDataRequest, customerRedact: form.customerRedact, shopRedact: form.shopRedact };
   body.gdprUrls = Object.values(gdpr).some(given) ? Object.fromEntries(Object.entries(gdpr).map(([k, v]) => [k, given(v) ? v : null])) : null;
   body.pricing = pricingOf(form);
+  // The form shows the whole manifest, so it names every extension: a filled field replaces it, a
+  // cleared one is null and removes it (the API merges `extensions` by key, docs/decisions.md).
   const webhooks = webhooksOf(form.webhooks);
-  let functions: unknown = [];
+  let functions: unknown = null;
   if (given(form.functions) && form.functions.trim() !== '') functions = parseJsonField(form.functions, 'extensions.functions');
-  body.extensions = { webhooks, salesChannel: form.salesChannel === 'on', shipping: given(form.ratesUrl) ? { ratesUrl: form.ratesUrl } : null, functions };
+  body.extensions = {
+    webhooks: webhooks.length ? webhooks : null,
+    salesChannel: form.salesChannel === 'on' ? true : null,
+    shipping: given(form.ratesUrl) ? { ratesUrl: form.ratesUrl } : null,
+    functions,
+  };
   return body;
 }
 

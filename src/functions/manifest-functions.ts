@@ -2,23 +2,39 @@
 // each function's handle, target, expression (parsed and checked by the function runtime, the
 // very code that later runs it) and configuration. A problem is a 400 that names the function.
 import { badRequest } from '../http/errors.js';
-import { slugify } from '../slug.js';
-import { declarationProblems, type FunctionTarget } from './runtime/index.js';
-import type { DeclaredFunction } from './functions.repo.js';
+import { MAX_SLUG_CHARS, slugify } from '../slug.js';
+import { declarationProblems, TARGETS, type FunctionTarget } from './runtime/index.js';
+import { MAX_ACTIVE_PER_TARGET, type DeclaredFunction } from './functions.repo.js';
+
+/**
+ * Most functions of one app: as many as could all be active on one store (C11.2: 25 per target,
+ * four targets). Each is a row per installing store and a line of the merchant's list.
+ */
+export const MAX_MANIFEST_FUNCTIONS = MAX_ACTIVE_PER_TARGET * TARGETS.length;
+/** Longest handle: a slug, as an app's handle (src/slug.ts). It is part of the developer's run URLs. */
+export const MAX_FUNCTION_HANDLE_CHARS = MAX_SLUG_CHARS;
+/** Longest title: the platform's display-text limit (an app's name, a product's title); shown to merchants. */
+export const MAX_FUNCTION_TITLE_CHARS = 255;
+/** Characters as JSON Schema's `maxLength` counts them (code points), as the app's own texts are counted. */
+const chars = (text: string) => [...text].length;
 
 export function readManifestFunctions(value: unknown): DeclaredFunction[] {
   if (!Array.isArray(value)) throw badRequest('extensions.functions must be an array');
+  if (value.length > MAX_MANIFEST_FUNCTIONS) throw badRequest(`extensions.functions must have at most ${MAX_MANIFEST_FUNCTIONS} functions`);
   const seen = new Set<string>();
   return value.map((entry: unknown, i) => {
     const at = `extensions.functions[${i}]`;
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw badRequest(`${at} must be an object`);
     const f = entry as Record<string, unknown>;
     const handle = f.handle;
+    // Checked before the slug rule, which cuts a slug at this length and would call it "not a slug".
+    if (typeof handle === 'string' && chars(handle) > MAX_FUNCTION_HANDLE_CHARS) throw badRequest(`${at}.handle must be at most ${MAX_FUNCTION_HANDLE_CHARS} characters`);
     if (typeof handle !== 'string' || !handle || slugify(handle) !== handle) throw badRequest(`${at}.handle must be lowercase letters, digits and -`);
     const named = `${at} (${handle})`;
     if (seen.has(handle)) throw badRequest(`${named}: handle is used by another function of this app`);
     seen.add(handle);
     if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
+    if (typeof f.title === 'string' && chars(f.title) > MAX_FUNCTION_TITLE_CHARS) throw badRequest(`${named}: title must be at most ${MAX_FUNCTION_TITLE_CHARS} characters`);
     // Target, expression and configuration: the runtime's own checks, the code that will run it.
     const problems = declarationProblems({ target: f.target, expression: f.expression, configuration: f.configuration });
     if (problems.length) throw badRequest(`${named}: ${problems.join('; ')}`);

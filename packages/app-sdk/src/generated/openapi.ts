@@ -990,7 +990,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update an app: the fields sent (C3.2, C3.3)
+         * Update an app: the fields sent (C3.2, C3.3); `extensions` merged by key, a key given as null removed
          * @description Credential: developer JWT, roles MERCHANT, PARTNER.
          */
         patch: operations["patchAppsDeveloperAppsByAppId"];
@@ -8224,6 +8224,7 @@ export interface operations {
                     handle?: string | null;
                     /** @description the app's address; an http(s) URL that is safe to call (C8.9) */
                     appUrl: string;
+                    /** @description at most 50 */
                     redirectUrls?: string[];
                     scopes: string[];
                     /**
@@ -8239,20 +8240,23 @@ export interface operations {
                         /** @description shop/redact; an http(s) URL that is safe to call (C8.9) */
                         shopRedact?: string | null;
                     } | null;
+                    /** @description the manifest's extensions (C3.1); a key given as null is left out */
                     extensions?: {
-                        /** @description each topic and address at most once (400 naming the repeat) */
+                        /** @description each topic and address at most once (400 naming the repeat); at most 100; null: none */
                         webhooks?: {
                             /** @description a subscribable topic (C8.1) */
                             topic: string;
                             /** @description where the topic is delivered; an http(s) URL that is safe to call (C8.9) */
                             uri: string;
-                        }[];
-                        salesChannel?: boolean;
+                        }[] | null;
+                        /** @description null: not a sales channel (the key is removed) */
+                        salesChannel?: boolean | null;
                         shipping?: {
                             /** @description live shipping rates are asked here (C15.3); an http(s) URL that is safe to call (C8.9) */
                             ratesUrl: string;
                         } | null;
-                        functions?: unknown[];
+                        /** @description at most 100; null: none */
+                        functions?: unknown[] | null;
                     };
                     pricing?: {
                         /** @enum {string} */
@@ -8566,6 +8570,7 @@ export interface operations {
                     handle?: string | null;
                     /** @description the app's address; an http(s) URL that is safe to call (C8.9) */
                     appUrl?: string;
+                    /** @description at most 50 */
                     redirectUrls?: string[];
                     scopes?: string[];
                     /**
@@ -8581,20 +8586,23 @@ export interface operations {
                         /** @description shop/redact; an http(s) URL that is safe to call (C8.9) */
                         shopRedact?: string | null;
                     } | null;
+                    /** @description merged by key (JSON Merge Patch, RFC 7396, one level down): a key left out is kept, a key given replaces its value (webhooks and functions whole), a key given as null is removed. Functions are synced to the stores only when `functions` is given */
                     extensions?: {
-                        /** @description each topic and address at most once (400 naming the repeat) */
+                        /** @description each topic and address at most once (400 naming the repeat); at most 100; null: none */
                         webhooks?: {
                             /** @description a subscribable topic (C8.1) */
                             topic: string;
                             /** @description where the topic is delivered; an http(s) URL that is safe to call (C8.9) */
                             uri: string;
-                        }[];
-                        salesChannel?: boolean;
+                        }[] | null;
+                        /** @description null: not a sales channel (the key is removed) */
+                        salesChannel?: boolean | null;
                         shipping?: {
                             /** @description live shipping rates are asked here (C15.3); an http(s) URL that is safe to call (C8.9) */
                             ratesUrl: string;
                         } | null;
-                        functions?: unknown[];
+                        /** @description at most 100; null: none */
+                        functions?: unknown[] | null;
                     };
                     pricing?: {
                         /** @enum {string} */
