@@ -76,15 +76,26 @@ export interface ChargeSpec {
   periodEnd: Date;
 }
 
-/** Step 1: the claim. Returns the new pending transaction, or null when the period was already taken. */
+/**
+ * Step 1: the claim. Returns the new pending transaction, or null when the period was already
+ * taken or the installation is no longer active. The installation row is locked (shared) for the
+ * insert, as uninstall locks it (C4.7): the job's candidate list was read earlier, and an uninstall
+ * committed since then found no charge running and made the installation `uninstalled`, after which
+ * this insert charged the merchant a full period of an app they had removed. Now either the
+ * uninstall comes first (nothing is claimed) or the claim does (the uninstall sees it running and
+ * leaves the installation `pending_uninstall` until the period ends, C10.1).
+ */
 export async function openCharge(q: Queryable, spec: ChargeSpec, now: Date): Promise<AppTransactionRow | null> {
   const split = splitCommission(spec.amountMinor, spec.commissionRate);
   const usd = toUsd(spec.amountMinor, split.developerAmount, spec.fxRate);
   const { rows } = await q.query<AppTransactionRow>(
-    `INSERT INTO app_transactions (id, installation_id, app_id, store_id, developer_id, amount_cents, currency, commission_rate,
+    `WITH live AS (SELECT id FROM installations WHERE id = $2 AND status = 'active' FOR SHARE)
+     INSERT INTO app_transactions (id, installation_id, app_id, store_id, developer_id, amount_cents, currency, commission_rate,
        commission_cents, developer_amount_cents, fx_rate, usd_amount_cents, usd_developer_amount_cents, status,
        period_start, period_end, claimed_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'pending', $14, $15, $16, $16, $16)
+     SELECT $1::uuid, live.id, $3::uuid, $4::uuid, $5::uuid, $6::bigint, $7::text, $8::numeric, $9::bigint, $10::bigint, $11::numeric,
+            $12::bigint, $13::bigint, 'pending', $14::timestamptz, $15::timestamptz, $16::timestamptz, $16::timestamptz, $16::timestamptz
+       FROM live
      ON CONFLICT (installation_id, period_start) DO NOTHING
      RETURNING *`,
     [
@@ -142,6 +153,8 @@ interface Candidate {
   billing_start_date: Date;
   pricing: { amount?: string; currency?: string; interval?: BillingInterval };
   commission_rate: string | null;
+  /** The end of the latest paid (or pending) period of the installation; null before its first charge. */
+  charged_until: Date | null;
 }
 
 /** C14.12: `pending_uninstall` becomes `uninstalled` once no paid period is running. */
@@ -166,7 +179,8 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
   for (;;) {
     const { rows } = await deps.db.query<Candidate & { store_email: string }>(
       `SELECT i.id, i.app_id, i.store_id, a.developer_id, i.billing_start_date, a.pricing, d.commission_rate::text AS commission_rate,
-              s.email AS store_email
+              s.email AS store_email,
+              (SELECT max(t.period_end) FROM app_transactions t WHERE t.installation_id = i.id AND t.status IN ('paid', 'pending')) AS charged_until
          FROM installations i
          JOIN apps a ON a.id = i.app_id
          JOIN stores s ON s.id = i.store_id
@@ -191,7 +205,7 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
       }
       const currency = String(c.pricing.currency ?? 'USD').toUpperCase();
       const fxRate = fxRateFor(deps, currency);
-      const period = periodContaining(c.billing_start_date, c.pricing.interval === 'year' ? 'year' : 'month', now);
+      const period = chargePeriod(c, now);
       if (!amountMinor || amountMinor <= 0 || !period) continue;
       // C5.2 / C10.2: amounts are exact integers. A price past 2^53 - 1 minor units (app-input.ts
       // does not bound it) cannot be split exactly, and mulHalfEven refuses it with a throw that
@@ -205,19 +219,41 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
         deps.log.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
         continue;
       }
-      const txn = await openCharge(deps.db, {
-        installationId: c.id, appId: c.app_id, storeId: c.store_id, developerId: c.developer_id, amountMinor, currency,
-        commissionRate: parseDecimal(c.commission_rate ?? deps.config.commissionRate), fxRate,
-        periodStart: period.start, periodEnd: period.end,
-      }, now);
-      if (txn) claimed.push({ txn, storeEmail: c.store_email });
+      try {
+        const txn = await openCharge(deps.db, {
+          installationId: c.id, appId: c.app_id, storeId: c.store_id, developerId: c.developer_id, amountMinor, currency,
+          commissionRate: parseDecimal(c.commission_rate ?? deps.config.commissionRate), fxRate,
+          periodStart: period.start, periodEnd: period.end,
+        }, now);
+        if (txn) claimed.push({ txn, storeEmail: c.store_email });
+      } catch (err) {
+        // One installation's error must not leave every installation after it uncharged.
+        deps.log.error({ err, installationId: c.id }, 'billing: claiming a charge failed; the others go on');
+      }
     }
-    for (const { txn, storeEmail } of claimed) await chargeClaimed(deps, txn, storeEmail);
+    for (const { txn, storeEmail } of claimed) await chargeClaimedSafely(deps, txn, storeEmail);
     attempted += claimed.length;
     if (rows.length < BATCH) break;
     after = rows[rows.length - 1].id;
   }
   return attempted;
+}
+
+/**
+ * The period to charge at `now`: the one containing it, counted from the billing start date. When
+ * that period would begin inside one already charged (the app moved from monthly to yearly pricing:
+ * the year containing now began with a month already paid), the periods are counted from the end of
+ * the charged time instead. Before, the year's start collided with the paid month's (the unique
+ * installation and period key) and nothing was charged until the next year; and a period that did
+ * not collide would have charged the overlap twice. In steady state the two countings agree.
+ */
+export function chargePeriod(c: Pick<Candidate, 'billing_start_date' | 'pricing' | 'charged_until'>, now: Date) {
+  const interval: BillingInterval = c.pricing.interval === 'year' ? 'year' : 'month';
+  const period = periodContaining(c.billing_start_date, interval, now);
+  if (period && c.charged_until && period.start.getTime() < c.charged_until.getTime()) {
+    return periodContaining(c.charged_until, interval, now);
+  }
+  return period;
 }
 
 /** Pending charges whose run died: claimed again (fresh lease) by exactly one run. */
@@ -254,6 +290,15 @@ export async function chargeClaimed(deps: Deps, txn: AppTransactionRow, storeEma
   return settleCharge(deps, txn, result);
 }
 
+/** chargeClaimed whose error is logged, not thrown: the charge stays pending and is retried after its lease. */
+async function chargeClaimedSafely(deps: Deps, txn: AppTransactionRow, storeEmail: string): Promise<void> {
+  try {
+    await chargeClaimed(deps, txn, storeEmail);
+  } catch (err) {
+    deps.log.error({ err, transactionId: txn.id }, 'billing: recording a charge failed; it is retried after its lease');
+  }
+}
+
 /** Limits a run to some developers' apps (tests and tooling); the job itself runs over everyone. */
 export interface Scope {
   developerIds?: string[];
@@ -266,7 +311,7 @@ export async function runBillingCharges(deps: Deps, scope: Scope = {}): Promise<
   let attempted = await chargeDueInstallations(deps, now, scope);
   for (const txn of await reclaimStaleCharges(deps, now, scope)) {
     const { rows } = await deps.db.query<{ email: string }>('SELECT email FROM stores WHERE id = $1', [txn.store_id]);
-    await chargeClaimed(deps, txn, rows[0]?.email ?? '');
+    await chargeClaimedSafely(deps, txn, rows[0]?.email ?? '');
     attempted++;
   }
   return { processed: attempted + finished };

@@ -7,7 +7,7 @@ import type { Queryable } from '../db/db.js';
 import { conflict, notFound } from '../http/errors.js';
 import { uuidv7, isUuid } from '../ids.js';
 import { developerLedger, lockDeveloper, postEntry } from '../ledger/ledger.js';
-import { billingProviders, type ProviderResult } from '../billing/providers.js';
+import { billingProviders, type PayoutDestination, type ProviderResult } from '../billing/providers.js';
 import { payoutDestination, type DeveloperAccountRow } from '../billing/developer-accounts.js';
 import { latestInstant } from '../billing/schedule.js';
 import {
@@ -99,8 +99,14 @@ export async function runPayoutSweep(deps: Deps, options: { force?: boolean; dev
         if (!instant) continue;
         if (await sweepRunDone(deps.db, sweepKey(dev.developer_id, instant))) continue;
       }
-      const payout = await sweepDeveloper(deps, dev.developer_id, instant);
-      if (payout) payouts.push(payout);
+      try {
+        const payout = await sweepDeveloper(deps, dev.developer_id, instant);
+        if (payout) payouts.push(payout);
+      } catch (err) {
+        // One developer's sweep failing (its transaction, and so its instant's key, rolled back:
+        // retried by the next run) must not keep every developer after it from being paid.
+        deps.log.error({ err, developerId: dev.developer_id }, 'payouts: sweep of one developer failed; the others go on');
+      }
     }
     if (rows.length < DEVELOPER_PAGE) break;
     after = rows[rows.length - 1].developer_id;
@@ -137,6 +143,41 @@ async function recordDispatch(deps: Deps, payout: PayoutRow, result: ProviderRes
   });
 }
 
+/** One claimed payout through the provider, and its answer recorded. */
+async function dispatchOne(deps: Deps, payout: PayoutRow): Promise<'in_transit' | 'failed' | 'lost' | 'retry'> {
+  let destination: PayoutDestination;
+  try {
+    destination = payoutDestination(deps, payout.payout_method);
+  } catch (err) {
+    // The method's snapshot cannot be read (e.g. sealed with a key the service no longer has). The
+    // provider was never called, so no money moved: the payout fails and its amount returns to the
+    // balance, to be paid by a later sweep with the developer's method as it is then (C10.6).
+    deps.log.error({ err, payoutId: payout.id }, 'payouts: payout method unreadable; the payout fails');
+    return recordDispatch(deps, payout, { ok: false, reason: 'payout_method_unreadable: the payout method could not be read; set it again' });
+  }
+  let result: ProviderResult;
+  try {
+    result = await billingProviders(deps).payouts.submit({
+      idempotencyKey: payout.id,
+      developerId: payout.developer_id,
+      amountMinor: payout.amount_cents,
+      currency: payout.currency,
+      destination,
+    });
+  } catch (err) {
+    // Transient: the payout stays processing and is dispatched again after the lease.
+    deps.log.warn({ err, payoutId: payout.id }, 'payouts: provider unavailable; retried after the lease');
+    return 'retry';
+  }
+  const outcome = await recordDispatch(deps, payout, result);
+  if (outcome === 'lost' && result.ok) {
+    // The provider took the payout but this claim no longer owns it (its lease passed and the
+    // payout moved on). Money may have left twice: an operator must look (reference below).
+    deps.log.error({ payoutId: payout.id, reference: result.reference }, 'payouts: the provider accepted a payout this dispatcher no longer owned');
+  }
+  return outcome;
+}
+
 /** The dispatcher (C10.6): every claimable payout through the payout provider. */
 export async function dispatchPayouts(deps: Deps, options: { developerIds?: string[] } = {}): Promise<{ dispatched: number; failed: number }> {
   let dispatched = 0;
@@ -145,23 +186,15 @@ export async function dispatchPayouts(deps: Deps, options: { developerIds?: stri
     const claimed = await claimPayouts(deps, BATCH, options.developerIds);
     if (!claimed.length) break;
     for (const payout of claimed) {
-      let result: ProviderResult;
+      // One payout's error never stops the run: the payouts claimed after it (and every later
+      // batch) would otherwise wait, claimed, for a lease to pass, and the job would end in a throw.
       try {
-        result = await billingProviders(deps).payouts.submit({
-          idempotencyKey: payout.id,
-          developerId: payout.developer_id,
-          amountMinor: payout.amount_cents,
-          currency: payout.currency,
-          destination: payoutDestination(deps, payout.payout_method),
-        });
+        const outcome = await dispatchOne(deps, payout);
+        if (outcome === 'in_transit') dispatched++;
+        if (outcome === 'failed') failed++;
       } catch (err) {
-        // Transient: the payout stays processing and is dispatched again after the lease.
-        deps.log.warn({ err, payoutId: payout.id }, 'payouts: provider unavailable; retried after the lease');
-        continue;
+        deps.log.error({ err, payoutId: payout.id }, 'payouts: recording a dispatch failed; the payout is retried after its lease');
       }
-      const outcome = await recordDispatch(deps, payout, result);
-      if (outcome === 'in_transit') dispatched++;
-      if (outcome === 'failed') failed++;
     }
   }
   return { dispatched, failed };
@@ -192,12 +225,38 @@ export async function findPayout(q: Queryable, payoutId: string): Promise<Payout
   return payoutById(q, payoutId);
 }
 
-/** C10.7 operator fail: from pending, processing or in_transit; else 409. */
+/**
+ * Whether a dispatcher may be calling the provider for this payout right now: it is processing and
+ * its claim's lease has not passed. Its answer is not known yet, and it may well be "sent".
+ */
+export function beingDispatched(p: Pick<PayoutRow, 'status' | 'claimed_at'>, now: Date): boolean {
+  return p.status === 'processing' && p.claimed_at !== null && p.claimed_at.getTime() > now.getTime() - DISPATCH_LEASE_MS;
+}
+
+/**
+ * C10.7 operator fail: from pending, processing or in_transit; else 409. Also 409 while a
+ * dispatcher holds a live claim on a processing payout: failing it then returned the amount to the
+ * balance while the provider might be sending it, and the next sweep paid the same transactions
+ * again. Once the dispatcher reports (in_transit: the operator may fail it from there) or its lease
+ * passes (no dispatcher is calling; the outcome at the provider is settled), the fail is accepted.
+ */
 export async function failPayout(deps: Deps, payoutId: string, reason: string): Promise<PayoutRow> {
   const payout = await findPayout(deps.db, payoutId);
   if (!payout) throw notFound('Payout not found');
-  const failed = await failPayoutWith(deps, payout.developer_id, payoutId, reason, (p) => ['pending', 'processing', 'in_transit'].includes(p.status));
-  if (!failed) throw conflict(`Payout is ${(await findPayout(deps.db, payoutId))!.status}; only pending, processing or in_transit payouts can fail`);
+  let refused: PayoutRow | null = null;
+  const failed = await failPayoutWith(deps, payout.developer_id, payoutId, reason, (p) => {
+    const ok = ['pending', 'processing', 'in_transit'].includes(p.status) && !beingDispatched(p, deps.clock.now());
+    if (!ok) refused = p;
+    return ok;
+  });
+  if (!failed) {
+    const current: PayoutRow | null = refused ?? (await findPayout(deps.db, payoutId));
+    if (current && beingDispatched(current, deps.clock.now())) {
+      const until = new Date(current.claimed_at!.getTime() + DISPATCH_LEASE_MS).toISOString();
+      throw conflict(`Payout is being sent to the payout provider; fail it once it is in_transit, or after ${until} if the dispatcher does not report`);
+    }
+    throw conflict(`Payout is ${current?.status ?? 'gone'}; only pending, processing or in_transit payouts can fail`);
+  }
   return failed;
 }
 
