@@ -73,7 +73,10 @@ export interface ShippingApps {
 
 /**
  * The apps to ask (actively installed on the store, `write_shipping` granted, a ratesUrl declared),
- * and the store's address (C15.4; every field null when none was saved), in one query.
+ * and the store's address (C15.4; every field null when none was saved), in one query. In handle
+ * order by bytes (`COLLATE "C"`), whatever the database's collation: the order decides the order of
+ * the rates and which of two rates with one handle is offered (`offeredOnce`), and a linguistic
+ * collation (en_US, where `-` is ignored at first) would order `a-c` after `ab` (text-order.ts).
  */
 export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): Promise<ShippingApps> {
   const { rows } = await deps.db.query<ShippingApp & StoreAddress>(
@@ -83,7 +86,7 @@ export async function shippingAppsOf(deps: Pick<Deps, 'db'>, storeId: string): P
        LEFT JOIN store_addresses sa ON sa.store_id = i.store_id
       WHERE i.store_id = $1 AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
         AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'
-      ORDER BY a.handle`,
+      ORDER BY a.handle COLLATE "C"`,
     [storeId],
     { name: 'checkout_shipping_apps' },
   );

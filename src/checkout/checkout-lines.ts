@@ -74,8 +74,14 @@ function priced(found: CatalogLine, asked: AskedLine): PricedLine {
  */
 export async function checkAskedLines(q: Queryable, storeId: string, asked: AskedLine[]): Promise<AskedLine[]> {
   const out: AskedLine[] = [];
-  for (const [i, line] of asked.entries()) {
-    const found = await catalogLine(q, storeId, line.product_id, line.variant_id);
+  for (const [i, sent] of asked.entries()) {
+    const found = await catalogLine(q, storeId, sent.product_id, sent.variant_id);
+    // The checkout shows a product without variants with `variant_id` = the product's own id (as
+    // orders do, checkout-view.ts): sent back as it was shown (a storefront changing a quantity), it
+    // names the product itself, not a variant.
+    const line = found && found.variant_count === 0 && sent.variant_id !== null && (sent.variant_id === found.product_id || sent.variant_id === String(found.product_num_id))
+      ? { ...sent, variant_id: null }
+      : sent;
     const problem = unavailable(found, line);
     if (problem) throw fieldError(`line_items[${i}].${problem.field}`, problem.problem);
     out.push({ ...line, product_id: found!.product_id, variant_id: found!.variant_id });

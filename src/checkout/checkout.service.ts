@@ -26,7 +26,7 @@ import { quoteShippingRates, type RateSources, type ShippingRate } from './shipp
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
 import { zonesForCountry } from './store-config-cache.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, storeConfigAt, insertCheckout, markCompleted, saveFunctionResults, storeBySlug, updateCheckout, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, storeConfigAt, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
@@ -166,7 +166,11 @@ export async function getCheckout(deps: Deps, storeURL: string, token: string): 
   return checkoutView(token, await stateOf(deps, deps.db, row));
 }
 
-export async function changeCheckout(deps: Deps, storeURL: string, token: string, body: CheckoutChange): Promise<CheckoutView> {
+/** The same products, variants and quantities in the same order (the lines' own ids aside). */
+const sameAskedLines = (a: readonly AskedLine[], b: readonly AskedLine[]) =>
+  a.length === b.length && a.every((l, i) => l.product_id === b[i].product_id && l.variant_id === b[i].variant_id && l.quantity === b[i].quantity);
+
+export async function changeCheckout(deps: Deps, storeURL: string, token: string, body: CheckoutChange, attempt = 1): Promise<CheckoutView> {
   const { store, row: current, configVersion } = await storeAndCheckout(deps, storeURL, token);
   const now = deps.clock.now();
   assertOpen(current, now);
@@ -177,7 +181,10 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   if (body.line_items !== undefined) changes.line_items = await checkAskedLines(deps.db, store.id, readLines(body.line_items));
   if (body.shipping_address !== undefined) changes.shipping_address = body.shipping_address === null ? null : readAddress(body.shipping_address);
   // New lines or a new address change the rates on offer: the buyer chooses again (docs/decisions.md).
-  if (changes.line_items !== undefined || changes.shipping_address !== undefined) changes.shipping_rate = null;
+  // The same ones sent again (a storefront sending its whole form) change nothing the rates depend on.
+  const newLines = changes.line_items !== undefined && !sameAskedLines(changes.line_items, current.line_items);
+  const newAddress = changes.shipping_address !== undefined && !isDeepStrictEqual(changes.shipping_address, current.shipping_address);
+  if (newLines || newAddress) changes.shipping_rate = null;
   if (body.shipping_rate === null) changes.shipping_rate = null;
   // The payment method asked for is part of the checkout the functions see (C11.3: `input.checkout`
   // is the checkout as C15.1 shows it, so as changed); whether it is offered is known after them.
@@ -211,12 +218,24 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   if (body.payment_method != null && !state.paymentMethods.some((m) => m.handle === body.payment_method)) {
     throw unprocessable('payment_method is not one of the payment methods offered for this checkout', { payment_method: ['is not offered'] });
   }
-  next = await deps.db.transaction(async (tx) => {
-    // Completed or expired meanwhile? The lock makes the answer final for this change.
-    const locked = await checkoutOf(tx, store, token, { lock: true });
-    assertOpen(locked, deps.clock.now());
-    return updateCheckout(tx, locked.id, changes, deps.clock.now());
-  });
+  try {
+    next = await deps.db.transaction(async (tx) => {
+      // Completed or expired meanwhile? The lock makes the answer final for this change.
+      const locked = await checkoutOf(tx, store, token, { lock: true });
+      assertOpen(locked, deps.clock.now());
+      // What was worked out here (the rate chosen, cleared or kept, the functions' results) is of
+      // the checkout as read before the apps and functions were asked. Another change that landed
+      // meanwhile (a new address while this one chose a rate) would be half overwritten, leaving a
+      // rate chosen for an address the checkout no longer has: start over from the checkout as it
+      // now stands, as completion does.
+      if (!sameBuyerChoices(locked, current)) throw new ChangedMeanwhile();
+      return updateCheckout(tx, locked.id, changes, deps.clock.now());
+    });
+  } catch (err) {
+    if (!(err instanceof ChangedMeanwhile)) throw err;
+    if (attempt >= COMPLETION_ATTEMPTS) throw conflict('The checkout changed while this change was being made; send it again');
+    return changeCheckout(deps, storeURL, token, body, attempt + 1);
+  }
   return checkoutView(token, finishState({ ...priced, row: next }, results));
 }
 
@@ -289,10 +308,31 @@ async function keepLatestResults(deps: Deps, store: CheckoutStore, token: string
   });
 }
 
+/**
+ * The chosen rate is still offered, but at another price than the one it was chosen at, which the
+ * checkout shows (its `shipping_line`, `shipping_price` and `total_price`): a zone's price was
+ * changed, or an app's answer expired and it now quotes another. Charging the new price would take
+ * a total the buyer was never shown (C15.1: the checkout shows what completion charges), so the
+ * choice becomes the rate as now offered, and the buyer, shown the new total, completes again.
+ * Only if the checkout is still as read (a change meanwhile made its own choice).
+ */
+async function repriceChosenRate(deps: Deps, store: CheckoutStore, token: string, row: CheckoutRow, rate: ShippingRate): Promise<never> {
+  const was = row.shipping_rate!.price;
+  await deps.db.transaction(async (tx) => {
+    const locked = await checkoutOf(tx, store, token, { lock: true });
+    if (locked.completed_at || !sameBuyerChoices(locked, row)) return;
+    await saveChosenRate(tx, locked.id, rate);
+  });
+  throw unprocessable(
+    `The price of the shipping rate chosen changed from ${was} to ${rate.price}; the checkout shows it now: complete it again to accept it`,
+    { shipping_rate: ['changed price'] },
+  );
+}
+
 /** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */
 class ChangedMeanwhile extends Error {}
 
-/** Times a completion starts over because the checkout kept changing under it, before a 409. */
+/** Times a change or a completion starts over because the checkout kept changing under it, before a 409. */
 const COMPLETION_ATTEMPTS = 3;
 
 export async function completeCheckout(deps: Deps, storeURL: string, token: string, attempt = 1): Promise<ReturnType<typeof orderView>> {
@@ -310,6 +350,7 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));
   const rate = state.requiresShipping ? rates.find((r) => r.handle === row.shipping_rate!.handle)! : null;
+  if (rate && minorOf(rate.price) !== minorOf(row.shipping_rate!.price)) await repriceChosenRate(deps, store, token, row, rate);
   const input = orderInputOf(state, rate);
   let order;
   try {

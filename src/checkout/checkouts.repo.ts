@@ -173,7 +173,8 @@ const originJson = (storeId: string) => `(SELECT json_build_object('address1', s
 /**
  * A store's set (store-config-cache.ts) with its version, read in one statement (one snapshot: the
  * set is exactly the version's). Its own statement rather than a part of the quote's: a part that
- * is skipped still costs its tables' locks and executor set-up on every execution.
+ * is skipped still costs its tables' locks and executor set-up on every execution. The apps are in
+ * handle order by bytes, as `shippingAppsOf` gives them (app-rates.ts; text-order.ts).
  */
 const STORE_CONFIG_SQL = `
 SELECT coalesce(v.version, 0)::text AS version, json_build_object(
@@ -184,7 +185,7 @@ SELECT coalesce(v.version, 0)::text AS version, json_build_object(
      FROM shipping_zones z WHERE z.store_id = st.id),
   'apps', (SELECT coalesce(json_agg(json_build_object(
             'id', a.id, 'handle', a.handle, 'ratesUrl', a.extensions->'shipping'->>'ratesUrl', 'secretEnc', a.client_secret_enc,
-            'shopDomain', st.slug) ORDER BY a.handle), '[]'::json)
+            'shopDomain', st.slug) ORDER BY a.handle COLLATE "C"), '[]'::json)
      FROM installations i JOIN apps a ON a.id = i.app_id
     WHERE i.store_id = st.id AND i.status = 'active' AND i.scopes @> '["write_shipping"]'::jsonb
       AND jsonb_typeof(a.extensions->'shipping'->'ratesUrl') = 'string'),
@@ -315,6 +316,15 @@ export async function markCompleted(q: Queryable, id: string, orderId: string, n
  */
 export async function saveFunctionResults(q: Queryable, id: string, functionResults: FunctionResults | null): Promise<void> {
   await updateRow(q, 'checkouts', { id }, { function_results: functionResults }, { casts: CASTS });
+}
+
+/**
+ * The chosen rate as it is offered now (its price moved since it was chosen, checkout.service.ts
+ * `completeCheckout`), so the checkout shows what its completion would charge. `updated_at` stays:
+ * it dates the buyer's changes.
+ */
+export async function saveChosenRate(q: Queryable, id: string, rate: ShippingRate): Promise<void> {
+  await updateRow(q, 'checkouts', { id }, { shipping_rate: rate }, { casts: CASTS });
 }
 
 /** What a storefront checkout needs of its store: id, currency, the domain apps know it by, and its address (C15.4). */

@@ -7,6 +7,7 @@ import { formatMinor } from '../money.js';
 import { alpha2 } from '../shipping/countries.js';
 import type { ShippingRate } from './rate.js';
 import { add, compare, kgOf, parseDecimal, times, ZERO, type Decimal } from './weights.js';
+import { byBytes } from './text-order.js';
 
 /** The stored zone fields a rate depends on. */
 export type StoredZone = Pick<ZoneRow, 'id' | 'name' | 'countries' | 'description' | 'price_minor' | 'type' | 'min_weight' | 'max_weight' | 'min_price' | 'max_price'>;
@@ -44,7 +45,7 @@ function within(value: Decimal, min: string | number | null, max: string | numbe
 
 /**
  * The rates of every zone that holds the destination country and whose condition holds, cheapest
- * first (then by title and handle, so the order is stable). None when no line requires shipping
+ * first (then by title and handle, by bytes as text-order.ts says, so the order is stable). None when no line requires shipping
  * or there is no destination.
  */
 export function zoneRates(quote: ZoneQuote): ShippingRate[] {
@@ -58,7 +59,7 @@ export function zoneRates(quote: ZoneQuote): ShippingRate[] {
     (z.type === 'Price' && within(subtotal, z.min_price, z.max_price));
   return quote.zones
     .filter((z) => z.countries.includes(country) && holds(z))
-    .sort((a, b) => Number(a.price_minor) - Number(b.price_minor) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || (a.id < b.id ? -1 : 1))
+    .sort((a, b) => Number(a.price_minor) - Number(b.price_minor) || byBytes(a.name, b.name) || byBytes(a.id, b.id))
     .map((z) => ({
       handle: `zone-${z.id}`,
       title: z.name,
