@@ -10,7 +10,7 @@ import { tempDir } from './helpers/temp-dirs.js';
 import { handoffFor as handoffFromPlatform, installedThroughSdk } from './helpers/sdk.js';
 import { signBody as platformSign } from '../src/webhooks/deliveries.repo.js';
 import {
-  evaluateOnce, exchangeCode, FileTokenStore, MemoryTokenStore, PlatformError, rateReply, signBody, TokenKeeper, verifyHandoff, verifyMessage,
+  CodeAlreadyExchangedError, evaluateOnce, exchangeCode, FileTokenStore, MemoryTokenStore, PlatformError, rateReply, signBody, TokenKeeper, verifyHandoff, verifyMessage,
   verifySessionToken, type AppCredentials,
 } from '../packages/app-sdk/src/index.js';
 
@@ -52,8 +52,35 @@ describe('install: the handoff (C4.2) and the code (C4.4)', () => {
     expect(tokens.accessExpiresAt).toBeGreaterThan(Date.now());
     const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${tokens.accessToken}` } });
     expect(api.status).toBe(200);
-    // A code is single use (C4.3): the platform's refusal comes back as a PlatformError.
-    await expect(exchangeCode(creds, ok as { code: string; state: string })).rejects.toBeInstanceOf(PlatformError);
+    // A code is single use (C4.3), and one presented again revokes the tokens it gave (C4.4): the
+    // SDK does not send it a second time (a reload of the app's /auth page), and the tokens live on.
+    await expect(exchangeCode(creds, ok as { code: string; state: string })).rejects.toBeInstanceOf(CodeAlreadyExchangedError);
+    expect((await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${tokens.accessToken}` } })).status).toBe(200);
+    // A code the platform refuses (unknown) comes back as a PlatformError.
+    await expect(exchangeCode(creds, { code: 'svccode_unknown', state: ok.ok ? ok.state : '' })).rejects.toBeInstanceOf(PlatformError);
+  });
+});
+
+describe('a code is sent once (C4.4: a code presented twice revokes the tokens it gave)', () => {
+  it('two exchanges of one code at once (a double click) share one request; a code the platform refused may be tried again', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token);
+    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+    const first = verifyHandoff(await handoffFor(merchant, app), app.clientSecret);
+    if (!first.ok) throw new Error(first.reason);
+    const [a, b] = await Promise.all([exchangeCode(creds, first), exchangeCode(creds, first)]);
+    expect(b.accessToken).toBe(a.accessToken);
+    // Sent twice, the second would have revoked it.
+    expect((await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${a.accessToken}` } })).status).toBe(200);
+    await expect(exchangeCode(creds, first)).rejects.toBeInstanceOf(CodeAlreadyExchangedError);
+
+    const second = verifyHandoff(await handoffFor(merchant, app), app.clientSecret);
+    if (!second.ok) throw new Error(second.reason);
+    await expect(exchangeCode(creds, { code: second.code, state: 'not-the-state' })).rejects.toBeInstanceOf(PlatformError);
+    // Refused, it gave this app nothing to lose: sent again, the platform answers again.
+    const again = await exchangeCode(creds, second).then(() => 'sent', (e: Error) => (e instanceof PlatformError ? 'sent' : e.name));
+    expect(again).toBe('sent');
   });
 });
 

@@ -137,7 +137,7 @@ afterAll(async () => {
 }, 60_000);
 
 describe('examples/shipping-app against the platform (issue 14)', () => {
-  it('is installed through OAuth: the merchant authorizes, the browser takes the handoff to the app, the app keeps its tokens', async () => {
+  it('is installed through OAuth: the merchant authorizes, the browser takes the handoff to the app, the app keeps its tokens; a reload of the page keeps them working (C4.4)', async () => {
     const auth = await call('GET', `/apps/oauth/authorize?client_id=${app.clientId}&scope=read_orders,write_orders,write_shipping`, { token: merchant });
     expect(auth.status, JSON.stringify(auth.body)).toBe(200);
     const redirect = new URL(auth.body.data.redirectUrl);
@@ -150,8 +150,18 @@ describe('examples/shipping-app against the platform (issue 14)', () => {
     expect(Object.keys(JSON.parse(readFileSync(tokensFile, 'utf8')))).toContain('demo-store');
 
     // A forged handoff (the hmac no longer matches) is refused, and changes nothing.
-    redirect.searchParams.set('shop', 'another-store');
-    expect((await fetch(redirect)).status).toBe(401);
+    const forged = new URL(redirect);
+    forged.searchParams.set('shop', 'another-store');
+    expect((await fetch(forged)).status).toBe(401);
+
+    // The merchant reloads the page (the same handoff, within its 10 minutes): the app answers as
+    // before and does not present the code again, which would revoke its tokens (C4.4).
+    const tokensBefore = readFileSync(tokensFile, 'utf8');
+    const reload = await fetch(redirect);
+    expect(`${reload.status} ${await reload.text()}`).toBe('200 Example Shipping is installed on demo-store.\n');
+    expect(readFileSync(tokensFile, 'utf8')).toBe(tokensBefore);
+    const { accessToken } = JSON.parse(tokensBefore)['demo-store'] as { accessToken: string };
+    expect((await call('GET', '/api/v1/orders.json?limit=1', { token: accessToken })).status).toBe(200);
   });
 
   it('a buyer sees the app\'s live rates, picks one and completes; the app fulfills the order with tracking', async () => {

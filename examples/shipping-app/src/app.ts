@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
-  acknowledgeGdprRequest, completeGdprRequest, createAppClient, exchangeCode, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
+  acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, exchangeCode, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
   type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
 } from '@svc/app-sdk';
 import { quote } from './rates.js';
@@ -53,8 +53,14 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   async function install(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const handoff = verifyHandoff(new URL(req.url!, 'http://app').searchParams, app.clientSecret);
     if (!handoff.ok) return send(res, 401, `Refused: ${handoff.reason}\n`);
-    await keeper.install(handoff.shop, await exchangeCode(app, handoff));
-    log(`installed on ${handoff.shop}`);
+    try {
+      await keeper.install(handoff.shop, await exchangeCode(app, handoff));
+      log(`installed on ${handoff.shop}`);
+    } catch (err) {
+      // The merchant reloaded the page: the code was exchanged already, and presenting it again
+      // would have the platform revoke the tokens it gave (C4.4). The installation stands.
+      if (!(err instanceof CodeAlreadyExchangedError)) throw err;
+    }
     send(res, 200, `Example Shipping is installed on ${handoff.shop}.\n`);
   }
 

@@ -1,6 +1,6 @@
 // What this app charges (C15.3): two services priced from the parcel's weight and how far it goes.
 // A real carrier app would ask its carrier here; the shape of the answer is what matters.
-import type { RateOffer, RateRequest } from '@svc/app-sdk';
+import { toMinorUnits, type RateOffer, type RateRequest } from '@svc/app-sdk';
 
 /** Where a parcel goes, seen from the store's country. */
 export type Reach = 'domestic' | 'europe' | 'world';
@@ -24,11 +24,6 @@ export function parcelGrams(request: RateRequest): number {
   return request.rate.items.filter((i) => i.requires_shipping).reduce((sum, i) => sum + i.grams * i.quantity, 0);
 }
 
-/** Digits after the decimal point of a currency (ISO 4217), e.g. 2 for USD, 0 for JPY. */
-function minorDigits(currency: string): number {
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-}
-
 const addDays = (now: Date, days: number) => new Date(now.getTime() + days * 86_400_000).toISOString().slice(0, 10);
 
 /**
@@ -39,11 +34,11 @@ export function quote(request: RateRequest, now = new Date()): RateOffer[] {
   const { origin, destination, currency } = request.rate;
   const reach = reachOf(origin.country, destination.country);
   const startedKg = Math.ceil(parcelGrams(request) / 1000);
-  const scale = 10 ** minorDigits(currency);
   return SERVICES.map((s) => ({
     service_name: s.name,
     service_code: s.code,
-    total_price: Math.round((s.base[reach] + s.perKg * startedKg) * scale),
+    // The platform's minor units (ISO 4217's: 2 decimals for HUF, where Intl says 0).
+    total_price: toMinorUnits(s.base[reach] + s.perKg * startedKg, currency),
     currency,
     description: `${s.days[0]} to ${s.days[1]} business days, tracked`,
     min_delivery_date: addDays(now, s.days[0]),

@@ -2,8 +2,10 @@
 // edge runtimes) or from Node's `IncomingMessage` (node:http, Express, Fastify's `request.raw`),
 // read with a size bound; verified and parsed (`parseWebhook`); and the answers: a rate reply in the
 // C15.3 shape (200, JSON) or a refusal (401 for a missing or bad signature, as app-api.md Signature
-// asks; 400 for a body that is not JSON or of an unknown topic; 413 for one too large), as a Web
-// `Response` or written to a Node `ServerResponse`.
+// asks; 400 for a body that is not JSON, of an unknown topic or cut short by the sender; 413 for one
+// too large), as a Web `Response` or written to a Node `ServerResponse`. The receive functions
+// never throw for what the sender did (a body too large or cut short): the README's handlers
+// have no try/catch, and a rejection escaping an `async` node:http handler ends the process.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parseWebhook, type WebhookMessage, type WebhookRefusal } from './payloads.js';
 import { rateReply, type RateOffer } from './rates.js';
@@ -18,6 +20,29 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/**
+ * The sender went away (or the connection failed) before the whole body arrived: the peer's
+ * failure, so the receive functions answer it as a refusal rather than throw (an `async`
+ * `node:http` handler that lets it escape takes the whole process down).
+ */
+export class IncompleteBodyError extends Error {
+  readonly status = 400;
+  constructor(cause?: unknown) {
+    super('request body incomplete: the connection ended before it did', { cause });
+  }
+}
+
+/**
+ * Something read the body before the SDK could (a JSON body parser, `express.json()`): the raw
+ * bytes the signature covers are gone, and waiting for them would wait for ever. A programming
+ * error, so it is thrown, also by the receive functions.
+ */
+export class BodyAlreadyReadError extends Error {
+  constructor() {
+    super('the request body was already read (a JSON body parser?): give the SDK the untouched request, and the raw bytes to verifyMessage');
+  }
+}
+
 export interface RawRequest<H> {
   rawBody: Uint8Array;
   headers: H;
@@ -27,16 +52,23 @@ function declaredTooLarge(contentLength: string | null | undefined, maxBytes: nu
   return contentLength != null && /^\d+$/.test(contentLength) && Number(contentLength) > maxBytes;
 }
 
-/** The raw bytes and headers of a Web `Request`; more than `maxBytes` -> `BodyTooLargeError`. */
+/** The raw bytes and headers of a Web `Request`; more than `maxBytes` -> `BodyTooLargeError`, cut short -> `IncompleteBodyError`. */
 export async function readWebRequest(request: Request, options: { maxBytes?: number } = {}): Promise<RawRequest<Headers>> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (declaredTooLarge(request.headers.get('content-length'), maxBytes)) throw new BodyTooLargeError(maxBytes);
+  if (request.bodyUsed) throw new BodyAlreadyReadError();
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (request.body) {
     const reader = request.body.getReader();
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        throw new IncompleteBodyError(err);
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {
@@ -51,18 +83,22 @@ export async function readWebRequest(request: Request, options: { maxBytes?: num
 
 /**
  * The raw bytes and headers of a Node request; more than `maxBytes` -> `BodyTooLargeError` (the
- * rest of the body is not read). Give it the request before anything else consumed its stream.
+ * rest of the body is not read), cut short by the sender -> `IncompleteBodyError`. Give it the
+ * request before anything else consumed its stream (else `BodyAlreadyReadError`).
  */
 export function readNodeRequest(req: IncomingMessage, options: { maxBytes?: number } = {}): Promise<RawRequest<IncomingHttpHeaders>> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BODY_BYTES;
   return new Promise((resolve, reject) => {
     if (declaredTooLarge(req.headers['content-length'], maxBytes)) return reject(new BodyTooLargeError(maxBytes));
+    // Its 'end' has been and gone: listening for it would never settle.
+    if (req.readableEnded || req.readableDidRead) return reject(new BodyAlreadyReadError());
     const chunks: Buffer[] = [];
     let size = 0;
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -78,17 +114,23 @@ export function readNodeRequest(req: IncomingMessage, options: { maxBytes?: numb
       cleanup();
       resolve({ rawBody: Buffer.concat(chunks), headers: req.headers });
     };
+    // A client that disconnects mid-body: 'error' (ECONNRESET, "aborted"), or only 'close'.
     const onError = (err: Error) => {
       cleanup();
-      reject(err);
+      reject(new IncompleteBodyError(err));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new IncompleteBodyError());
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 
-export type ReceiveRefusal = WebhookRefusal | { ok: false; reason: 'body too large' };
+export type ReceiveRefusal = WebhookRefusal | { ok: false; reason: 'body too large' } | { ok: false; reason: 'incomplete body' };
 
 /** Reads, verifies and parses a webhook or rate request arriving as a Web `Request`. */
 export async function receiveWebRequest(request: Request, options: { secret: string; maxBytes?: number }): Promise<WebhookMessage | ReceiveRefusal> {
@@ -96,6 +138,7 @@ export async function receiveWebRequest(request: Request, options: { secret: str
     return parseWebhook({ ...(await readWebRequest(request, options)), secret: options.secret });
   } catch (err) {
     if (err instanceof BodyTooLargeError) return { ok: false, reason: 'body too large' };
+    if (err instanceof IncompleteBodyError) return { ok: false, reason: 'incomplete body' };
     throw err;
   }
 }
@@ -106,6 +149,7 @@ export async function receiveNodeRequest(req: IncomingMessage, options: { secret
     return parseWebhook({ ...(await readNodeRequest(req, options)), secret: options.secret });
   } catch (err) {
     if (err instanceof BodyTooLargeError) return { ok: false, reason: 'body too large' };
+    if (err instanceof IncompleteBodyError) return { ok: false, reason: 'incomplete body' };
     throw err;
   }
 }

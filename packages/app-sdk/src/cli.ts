@@ -81,15 +81,21 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
   try {
     // Inside the try: an unknown option or a stray argument is a usage error (exit 2, with the usage), not a crash.
     let values: Record<string, string | undefined>;
+    let tokens: Array<{ kind: string; name?: string }>;
     try {
-      ({ values } = parseArgs({
+      ({ values, tokens } = parseArgs({
         args: rest,
+        tokens: true,
         options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address'].map((o) => [o, { type: 'string' as const }])),
-      }) as { values: Record<string, string | undefined> });
+      }) as { values: Record<string, string | undefined>; tokens: Array<{ kind: string; name?: string }> });
     } catch (err) {
       if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((err as Error).message);
       throw err;
     }
+    // An option given twice is ambiguous (which secret, which target?): parseArgs would keep the last one silently.
+    const given = tokens.filter((t) => t.kind === 'option').map((t) => t.name!);
+    const repeated = [...new Set(given.filter((name, i) => given.indexOf(name) !== i))];
+    if (repeated.length) throw new UsageError(`${repeated.map((r) => `--${r}`).join(', ')} given more than once`);
     if (area === 'function' && command === 'run') {
       need(values, 'target', 'expression', 'input');
       const result = evaluateOnce({
@@ -111,7 +117,8 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     if (area === 'webhook' && command === 'verify') {
       need(values, 'secret', 'request');
       const saved = await readJson(values.request!);
-      const headers = Object.fromEntries(Object.entries(saved.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]));
+      // Names as saved (verifyMessage reads them in any case, and a repeated one as repeated).
+      const headers = Object.fromEntries(Object.entries(saved.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]));
       const verdict = verifyMessage({ rawBody: String(saved.body ?? ''), headers, secret: values.secret! });
       out(JSON.stringify(verdict, null, 2));
       return verdict.ok ? 0 : 1;

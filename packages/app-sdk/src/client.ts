@@ -115,6 +115,9 @@ function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   });
 }
 
+/** The App API's rate-limit window (app-api.md Limits: a sliding one-second window). */
+const RATE_WINDOW_MS = 1000;
+
 /**
  * The local view of one (app, store) budget. Callers take a turn one at a time: with room left a
  * turn takes one unit; with none, it waits for the window's reset; when the room is unknown (before
@@ -150,7 +153,10 @@ class RateBudget {
         this.state.remaining = remaining - 1;
         break;
       }
-      const wait = (resetAt ?? 0) * 1000 + this.marginMs - Date.now();
+      // Never more than the window (app-api.md Limits: one second, sliding): a reset further off
+      // says that this machine's clock is behind the platform's, not that the window is longer, and
+      // waiting for it would stall every call for as long as the clocks disagree.
+      const wait = Math.min((resetAt ?? 0) * 1000 - Date.now(), RATE_WINDOW_MS) + this.marginMs;
       if (wait > 0) await sleep(wait, signal);
       // The window moved on: how much room it has is unknown until the next answer says.
       this.state.remaining = null;
@@ -202,10 +208,16 @@ function isAbort(err: unknown, signal: AbortSignal | null): boolean {
   return Boolean(signal?.aborted) || err instanceof AbortedError || (err instanceof Error && err.name === 'AbortError');
 }
 
+/**
+ * `Retry-After` in seconds: delay-seconds (a fraction too, as some proxies send it) or an HTTP date
+ * (RFC 9110), else null. Only a value with a month or day name is read as a date: `Date.parse`
+ * takes "90.5" for a day in 2001, which made a 90.5 s wait none at all.
+ */
 function retryAfterSeconds(res: Response): number | null {
-  const value = res.headers.get('retry-after');
-  if (value === null) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value);
+  const value = res.headers.get('retry-after')?.trim();
+  if (!value) return null;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value);
+  if (!/[a-z]{3}/i.test(value)) return null;
   const at = Date.parse(value);
   return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000);
 }

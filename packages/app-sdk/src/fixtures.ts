@@ -126,7 +126,14 @@ export async function runFixtures(source: string | readonly FunctionFixture[]): 
   const outcomes: FixtureOutcome[] = [];
   for (const file of files) {
     const path = join(source, file);
-    const fixture = JSON.parse(await readFile(path, 'utf8')) as FunctionFixture;
+    let fixture: FunctionFixture;
+    try {
+      fixture = JSON.parse(await readFile(path, 'utf8')) as FunctionFixture;
+    } catch (err) {
+      // A bare JSON.parse message names neither the file nor the folder's other fixtures.
+      if (err instanceof SyntaxError) throw new Error(`fixture ${path} is not JSON: ${err.message}`);
+      throw err;
+    }
     fixture.name ??= basename(file, '.json');
     outcomes.push(judge(fixture, await expressionOf(fixture, dirname(path))));
   }

@@ -1,10 +1,10 @@
 // @svc/app-sdk: what an app built on the store platform needs (issue 14).
 export { signBody, verifyBodySignature, SIGNATURE_HEADER } from './signatures.js';
-export { verifyMessage, type VerifiedMessage, type Refusal } from './webhooks.js';
-export { verifyRateRequest, rateReply, type RateRequest, type RateOffer, type RateItem, type RateAddress } from './rates.js';
+export { verifyMessage, headerValue, type VerifiedMessage, type Refusal, type HeaderBag } from './webhooks.js';
+export { verifyRateRequest, rateReply, currencyDigits, toMinorUnits, fromMinorUnits, type RateRequest, type RateOffer, type RateItem, type RateAddress } from './rates.js';
 export { verifySessionToken, type SessionToken } from './session-token.js';
 export {
-  verifyHandoff, exchangeCode, refreshTokens, TokenKeeper, MemoryTokenStore, FileTokenStore, PlatformError, HANDOFF_MAX_AGE_SECONDS,
+  verifyHandoff, exchangeCode, refreshTokens, TokenKeeper, MemoryTokenStore, FileTokenStore, PlatformError, CodeAlreadyExchangedError, HANDOFF_MAX_AGE_SECONDS,
   type Handoff, type Tokens, type TokenStore, type AppCredentials,
 } from './install.js';
 export * from './functions.js';
@@ -19,7 +19,7 @@ export {
 } from './payloads.js';
 export {
   readWebRequest, readNodeRequest, receiveWebRequest, receiveNodeRequest, rateResponse, sendRates, refusalResponse, sendRefusal, refusalStatus,
-  BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, type RawRequest, type ReceiveRefusal,
+  BodyTooLargeError, IncompleteBodyError, BodyAlreadyReadError, DEFAULT_MAX_BODY_BYTES, type RawRequest, type ReceiveRefusal,
 } from './adapters.js';
 export { acknowledgeGdprRequest, completeGdprRequest, type GdprRequest } from './gdpr.js';
 export {

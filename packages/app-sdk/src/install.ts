@@ -3,9 +3,10 @@
 // (C4.5). A refresh token is single use, and presenting a rotated one revokes every token of the
 // installation (reuse detection), so refreshes of one installation are single-flight: concurrent
 // callers share one refresh and its result.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { assertSecret } from './signatures.js';
 
 /** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
 export const HANDOFF_MAX_AGE_SECONDS = 600;
@@ -14,6 +15,7 @@ export type Handoff = { ok: true; code: string; shop: string; state: string; tim
 
 /** C4.2: `hmac` over every other parameter, sorted, `name=value` (decoded), joined with `&`. */
 export function verifyHandoff(query: URLSearchParams | string, clientSecret: string, options: { now?: Date; maxAgeSeconds?: number } = {}): Handoff {
+  assertSecret(clientSecret, 'clientSecret');
   const params = typeof query === 'string' ? new URLSearchParams(query.startsWith('?') ? query.slice(1) : query) : query;
   const entries = [...params.entries()];
   const hmac = params.get('hmac');
@@ -72,9 +74,56 @@ async function tokenRequest(app: AppCredentials, body: Record<string, string>, n
   };
 }
 
-/** C4.4: the handoff's code for the installation's first tokens. */
+/**
+ * The code of a handoff this process has already exchanged (C4.4): a reload of the app's `/auth`
+ * page, the browser's back button or a link preview brings the same handoff again within its 10
+ * minutes. It is not sent: the platform takes a code presented a second time as stolen and revokes
+ * the tokens issued from it, which the app has just saved. The app answers as for the first time
+ * (its tokens are those of the first exchange).
+ */
+export class CodeAlreadyExchangedError extends Error {
+  constructor() {
+    super('this authorization code was already exchanged: the installation keeps the tokens it got then');
+    this.name = 'CodeAlreadyExchangedError';
+  }
+}
+
+/**
+ * The exchanges of this process, by a hash of their code, for the code's life (C4.3) and a margin:
+ * `done` once the platform gave tokens for it. A failed exchange is forgotten, so the same handoff
+ * may try again (the platform gave this process no tokens from it to lose).
+ */
+const exchanges = new Map<string, { until: number; done: boolean; tokens: Promise<Tokens> }>();
+const MAX_REMEMBERED_CODES = 10_000;
+
+/**
+ * C4.4: the handoff's code for the installation's first tokens, sent once per process. The same
+ * code while its exchange runs (a double click) shares that exchange; after it succeeded (a reload
+ * of the page) it is a `CodeAlreadyExchangedError` and nothing is sent. An app of several processes
+ * that may each receive the same handoff keeps the codes it exchanged in a store they share.
+ */
 export function exchangeCode(app: AppCredentials, handoff: { code: string; state: string }, now: () => number = Date.now): Promise<Tokens> {
-  return tokenRequest(app, { grant_type: 'authorization_code', code: handoff.code, state: handoff.state }, now);
+  const at = now();
+  for (const [hash, e] of exchanges) {
+    if (e.until > at && exchanges.size <= MAX_REMEMBERED_CODES) break;
+    exchanges.delete(hash); // the oldest first (a Map keeps insertion order)
+  }
+  const hash = createHash('sha256').update(handoff.code).digest('base64url');
+  const known = exchanges.get(hash);
+  if (known) return known.done ? Promise.reject(new CodeAlreadyExchangedError()) : known.tokens;
+  const entry = { until: at + HANDOFF_MAX_AGE_SECONDS * 1000 + 60_000, done: false, tokens: null as unknown as Promise<Tokens> };
+  entry.tokens = tokenRequest(app, { grant_type: 'authorization_code', code: handoff.code, state: handoff.state }, now).then(
+    (tokens) => {
+      entry.done = true;
+      return tokens;
+    },
+    (err: unknown) => {
+      if (exchanges.get(hash) === entry) exchanges.delete(hash);
+      throw err;
+    },
+  );
+  exchanges.set(hash, entry);
+  return entry.tokens;
 }
 
 /** C4.5: new tokens for the refresh token (which is used up). Prefer `TokenKeeper`, which never presents one twice. */

@@ -10,7 +10,7 @@
 // with `payload: unknown`. A topic outside the platform's fixed list is refused.
 import type { paths } from './generated/openapi.js';
 import type { RateRequest } from './rates.js';
-import { verifyMessage, type Refusal, type VerifiedMessage } from './webhooks.js';
+import { headerValue, verifyMessage, type HeaderBag, type Refusal, type VerifiedMessage } from './webhooks.js';
 
 /** The App API order (`GET /api/v1/orders/{id}.json`). */
 export type RestOrder = paths['/api/v1/orders/{id}.json']['get']['responses'][200]['content']['application/json']['order'];
@@ -125,13 +125,7 @@ const ALL_TOPICS = new Set<string>([
   'orders/create', ...SUBSCRIPTION_TOPICS, ...GDPR_TOPICS, 'shipping/rates', ...OTHER_TOPICS,
 ]);
 
-type HeaderBag = Parameters<typeof verifyMessage>[0]['headers'];
-
-function header(headers: HeaderBag, name: string): string | null {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name);
-  const value = (headers as Record<string, string | string[] | undefined>)[name];
-  return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
-}
+const header = headerValue;
 
 /**
  * Verifies a webhook or rate request (`X-SVC-Hmac-SHA256` over the raw bytes, C8.3) and parses it

@@ -50,3 +50,31 @@ export function verifyRateRequest(input: { rawBody: string | Uint8Array; headers
 export function rateReply(rates: readonly RateOffer[]): string {
   return JSON.stringify({ rates });
 }
+
+/**
+ * Decimals of the currency's minor unit as the platform reads `total_price` and `price` (C15.3):
+ * ISO 4217's (the platform's src/currencies.ts, kept equal by test/app-sdk-receiving.test.ts), 2
+ * for every code not listed here. Not `Intl`'s: CLDR gives 0 where ISO gives 2 or 3 (HUF, IDR, COP,
+ * PKR, IQD, ...), and a price in those units is read as a hundredth of what was meant.
+ */
+const MINOR_DIGITS: Readonly<Record<string, number>> = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0, VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  CLF: 4, UYW: 4,
+};
+
+/** Decimals of the currency's minor unit: 2 for USD, 0 for JPY, 3 for BHD (ISO 4217, as the platform reads it). */
+export function currencyDigits(currency: string): number {
+  return MINOR_DIGITS[currency.trim().toUpperCase()] ?? 2;
+}
+
+/** An amount in the currency's major units (`6.4`) as the whole minor units a rate's `total_price` is (640 USD, 6 JPY, 6400 BHD), rounded half up. */
+export function toMinorUnits(amount: number, currency: string): number {
+  // toPrecision first: 1.005 * 100 is 100.49999999999999 in binary floating point.
+  return Math.round(Number((amount * 10 ** currencyDigits(currency)).toPrecision(15)));
+}
+
+/** Minor units (a rate request's item `price`) in the currency's major units: 1999 USD is 19.99. */
+export function fromMinorUnits(minor: number, currency: string): number {
+  return minor / 10 ** currencyDigits(currency);
+}
