@@ -3,7 +3,7 @@
 // that left an installation uncharged for most of a year, and an uninstall racing the billing job.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { developer, insertDeveloperWithInstallation, install, merchant, operator, paidApp, tokenFor, transactionsOf, advanceTo } from './helpers/billing.js';
+import { developer, insertDeveloperWithInstallation, install, merchant, operator, paidApp, tokenFor, transactionsOf, advanceTo , workerCopies } from './helpers/billing.js';
 import { parseDecimal } from '../src/billing/money-math.js';
 import { openCharge, runBillingCharges, settleCharge } from '../src/billing/charges.js';
 import { addMonths } from '../src/billing/schedule.js';
@@ -12,8 +12,6 @@ import { sandbox, setBillingProviders, type PayoutRequest } from '../src/billing
 import { claimPayouts, dispatchPayouts, DISPATCH_LEASE_MS, failPayout, markPayoutPaid, runPayoutSweep } from '../src/payouts/payouts.js';
 import { uuidv7 } from '../src/ids.js';
 import { openPostgres } from '../src/db/postgres.js';
-import type { Db } from '../src/db/db.js';
-import type { Deps } from '../src/deps.js';
 
 const serverUrl = inject('testDatabaseUrl');
 
@@ -218,16 +216,7 @@ describe('C10.2 a price moving from monthly to yearly', () => {
 });
 
 describe.skipIf(!serverUrl)('on PostgreSQL: sweeps, dispatchers, charges and operator fails all at once (C10.3, C10.5-C10.7)', () => {
-  const pools: Db[] = [];
-  let copies: Deps[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 2; i++) pools.push(await openPostgres(serverUrl!, { max: 4 }));
-    // Same clock, config and providers; separate connection pools, like separate worker processes.
-    copies = [h.deps, ...pools.map((db) => ({ ...h.deps, db }))];
-  });
-  afterAll(async () => {
-    for (const p of pools) await p.close();
-  });
+  const copies = workerCopies(() => h, serverUrl!);
 
   it('every transaction is paid out exactly once, and each developer is paid exactly what they earned', async () => {
     const devs: Dev[] = [];

@@ -4,13 +4,12 @@
 // `-` at first, as glibc's en_US.UTF-8 does): there `p-c` sorts after `pb`, in bytes before it.
 // PGlite has no linguistic collation (its ICU orders by code point), so there the SQL itself is
 // checked: every statement that orders the shipping apps says `COLLATE "C"`.
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { checkoutCalls, insertSimpleZone } from './helpers/checkout.js';
 import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
 import { startReceiver, type Receiver } from './fixtures/webhook-receiver.js';
+import { privateDatabase } from './fixtures/webhook-harness.js';
 import { address, insertProduct, orderStore, uniq } from './helpers/orders.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { shippingAppsOf } from '../src/checkout/app-rates.js';
@@ -18,24 +17,8 @@ import { byBytes } from '../src/checkout/text-order.js';
 import type { QueryOptions } from '../src/db/db.js';
 
 /** On PostgreSQL, a database of this file's own with a linguistic default collation. */
-async function linguisticDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  const shared = inject('testDatabaseUrl');
-  if (!shared) return null;
-  const name = `svc_coll_${process.pid}_${randomUUID().slice(0, 8)}`;
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: shared });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted' LOCALE 'C.UTF-8'`);
-  const url = new URL(shared);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
+const linguisticDatabase = () =>
+  privateDatabase({ prefix: 'coll', createOptions: "TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US-u-ka-shifted' LOCALE 'C.UTF-8'" });
 
 let h: Harness;
 const receivers: Receiver[] = [];

@@ -3,10 +3,7 @@
 // PostgreSQL the concurrency guarantees (three sweeps at once, two dispatchers, billing twice).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { advanceTo, developer, install, merchant, operator, paidApp, type Developer } from './helpers/billing.js';
-import { openPostgres } from '../src/db/postgres.js';
-import type { Db } from '../src/db/db.js';
-import type { Deps } from '../src/deps.js';
+import { advanceTo, developer, install, merchant, operator, paidApp, type Developer , workerCopies } from './helpers/billing.js';
 import { runBillingCharges } from '../src/billing/charges.js';
 import { dispatchPayouts, runPayoutSweep } from '../src/payouts/payouts.js';
 import { latestInstant, nextInstant } from '../src/billing/schedule.js';
@@ -315,16 +312,7 @@ describe('developer API: earnings and payouts', () => {
 
 // Concurrency needs real concurrent connections: PostgreSQL only (PGlite runs one transaction at a time).
 describe.skipIf(!serverUrl)('concurrency on PostgreSQL (C1.3)', () => {
-  const pools: Db[] = [];
-  let copies: Deps[] = [];
-  beforeAll(async () => {
-    for (let i = 0; i < 2; i++) pools.push(await openPostgres(serverUrl!, { max: 4 }));
-    // Same clock, config and providers; separate connection pools, like separate worker processes.
-    copies = [h.deps, ...pools.map((db) => ({ ...h.deps, db }))];
-  });
-  afterAll(async () => {
-    for (const p of pools) await p.close();
-  });
+  const copies = workerCopies(() => h, serverUrl!);
 
   it('three sweeps started at once create one payout per developer (scheduled and forced)', async () => {
     const devs: Developer[] = [];

@@ -3,7 +3,11 @@
 // Time: these tests move the harness clock with `h.clock.advance` (this process only) rather than
 // `h.advance`, which writes the shared offset to the database: on PostgreSQL every test file shares
 // one database, and another file's clock jumps must not move ours (or ours theirs).
+import { afterAll, beforeAll } from 'vitest';
 import type { Harness } from './harness.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import type { Db } from '../../src/db/db.js';
+import type { Deps } from '../../src/deps.js';
 import { installApp, operatorToken, signupMerchant, signupPartner, createTestApp, unique, type Merchant } from './actors.js';
 import type { Role } from '../../src/accounts/jwt.js';
 import { uuidv7 } from '../../src/ids.js';
@@ -96,4 +100,22 @@ export async function insertDeveloperWithInstallation(h: Harness) {
     );
   });
   return { developerId: devId, storeId, appId, installationId, storeEmail: `own-${tag}@example.com` };
+}
+
+/**
+ * The harness's deps and two more with connection pools of their own (same clock, config and
+ * providers), like separate worker processes; PostgreSQL only (PGlite runs one transaction at a
+ * time). Filled before the describe block's tests, closed after them.
+ */
+export function workerCopies(harness: () => Harness, serverUrl: string): Deps[] {
+  const pools: Db[] = [];
+  const copies: Deps[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 2; i++) pools.push(await openPostgres(serverUrl, { max: 4 }));
+    copies.push(harness().deps, ...pools.map((db) => ({ ...harness().deps, db })));
+  });
+  afterAll(async () => {
+    for (const p of pools) await p.close();
+  });
+  return copies;
 }
