@@ -307,6 +307,49 @@ describe('complete (C15.1)', () => {
   });
 });
 
+describe('a code limited per customer, sent before the email (C15.1, C7.1)', () => {
+  it('is taken, shown as a validation error until the email comes, then applies; a spent one is a problem the order never takes', async () => {
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10, sku: 'SKU-PC' });
+    const zoneId = await zone(s.merchant.storeId, { name: 'Standard', countries: ['GB'], price: 499 });
+    await h.db.query(
+      `INSERT INTO discounts (id, store_id, code, type, discount_percentage, status, start_date, uses_per_customer, created_at, updated_at)
+       VALUES ($1, $2, 'ONCE', 'Percentage', 10, 'Active', now() - interval '1 day', 1, now(), now())`,
+      [uuidv7(), s.merchant.storeId],
+    );
+    // Storefronts ask for the code and the email in either order: no email yet is not a refusal.
+    const made = await create(s, { line_items: [{ product_id: product.id, quantity: 2 }], shipping_address: address, discount_code: 'once' });
+    expect(made.statusCode, made.body).toBe(201);
+    const token = made.json().data.checkout.token as string;
+    expect(made.json().data.checkout).toMatchObject({
+      discount_code: 'once', discount_applications: [], total_discounts: '0.00',
+      validation_errors: [{ message: 'The discount code is limited per customer: it applies once the checkout has an email', target: 'discount_code' }],
+    });
+    // Another refusal is still a 400 when the code is sent, email or not.
+    expectEnvelopeError(await change(s, token, { discount_code: 'NOPE' }), 400, /^discount_code /);
+    expect((await change(s, token, { discount_code: 'ONCE' })).statusCode).toBe(200);
+
+    const email = `once-${uniq()}@example.com`;
+    const withEmail = await change(s, token, { email, shipping_rate: { handle: `zone-${zoneId}` }, payment_method: 'card' });
+    expect(withEmail.statusCode, withEmail.body).toBe(200);
+    expect(withEmail.json().data.checkout).toMatchObject({ validation_errors: [], total_discounts: '2.50' });
+    expect((await complete(s, token)).statusCode).toBe(201);
+
+    // The same buyer again, code first: taken, and once the email names a customer who has used it, a problem.
+    const again = await create(s, { line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address, discount_code: 'ONCE' });
+    expect(again.statusCode, again.body).toBe(201);
+    const second = again.json().data.checkout.token as string;
+    const spent = await change(s, second, { email, shipping_rate: { handle: `zone-${zoneId}` }, payment_method: 'card' });
+    expect(spent.statusCode, spent.body).toBe(200);
+    expect(spent.json().data.checkout).toMatchObject({
+      total_discounts: '0.00', validation_errors: [{ message: 'The discount code has already been used by this customer as often as allowed', target: 'discount_code' }],
+    });
+    expectEnvelopeError(await complete(s, second), 422, /already been used/);
+    const later = await change(s, second, { email: `other-${uniq()}@example.com` });
+    expect(later.json().data.checkout).toMatchObject({ validation_errors: [], total_discounts: '1.25' });
+  });
+});
+
 describe('a free-shipping code (C15.1; the order is the checkout\'s)', () => {
   it('is shown on the checkout as on the order it becomes: 100.00 percent, the shipping waived', async () => {
     const { s, token } = await ready();

@@ -41,7 +41,7 @@ export async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow,
     const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);
     const customerId = row.email ? await findCustomerIdByEmail(q, row.store_id, row.email) : null;
     try {
-      applied = await checkDiscountCode(q, row.store_id, row.discount_code, { itemsMinor, lines, customerId, email: row.email, now: deps.clock.now() });
+      applied = await checkDiscountCode(q, row.store_id, row.discount_code, { itemsMinor, lines, customerId, email: row.email, now: deps.clock.now() }, { checkout: 'shown' });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       problems.push({ message: `The discount code ${err.message.replace(/^discount_code /, '')}`, target: 'discount_code' });

@@ -115,13 +115,17 @@ async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctio
   return shapeRates(deps, call, active, () => checkoutView(call.token, state), rates);
 }
 
-/** The discount code as the buyer sends it: checked as at checkout (400 when it cannot apply), not yet counted. */
+/**
+ * The discount code as the buyer sends it: checked as at checkout (400 when it cannot apply), not
+ * yet counted. A code limited per customer is taken before the buyer gives an email (storefronts
+ * ask for the two in either order); until then the checkout shows it as a validation error.
+ */
 async function assertDiscountApplies(deps: Deps, q: Queryable, row: CheckoutRow): Promise<void> {
   if (!row.discount_code) return;
   const { lines } = await priceLines(q, row.store_id, row.line_items);
   const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);
   const customerId = row.email ? await findCustomerIdByEmail(q, row.store_id, row.email) : null;
-  await checkDiscountCode(q, row.store_id, row.discount_code, { itemsMinor, lines, customerId, email: row.email, now: deps.clock.now() });
+  await checkDiscountCode(q, row.store_id, row.discount_code, { itemsMinor, lines, customerId, email: row.email, now: deps.clock.now() }, { checkout: 'sent' });
 }
 
 export async function createCheckout(deps: Deps, storeURL: string, body: CheckoutCreate): Promise<CheckoutView> {

@@ -13,7 +13,7 @@ import { fieldError } from '../content/fields.js';
 import { createCustomerInTx, readCustomerPatch } from '../customers/customers.service.js';
 import { findCustomerIdByEmail, lockCustomerEmail } from '../customers/customers.repo.js';
 import { isActiveAt } from '../discounts/discounts.service.js';
-import { countDiscountUse, lockDiscountByCode } from '../discounts/discounts.repo.js';
+import { countDiscountUse, lockDiscountByCode, type DiscountRow } from '../discounts/discounts.repo.js';
 import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder, type NewOrderInput } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
@@ -35,7 +35,12 @@ export async function checkDiscountCode(
   storeId: string,
   code: string,
   ctx: { itemsMinor: number; lines: { productId: string | null }[]; customerId: string | null; email: string | null; now: Date },
-  opts: { lock?: boolean } = { lock: false },
+  /**
+   * `checkout`: a storefront checkout's code, whose buyer may give the email after it (C15.1).
+   * 'sent' (the code as the buyer sends it): without an email the per-customer limit is not
+   * checked yet; 'shown' (the checkout as shown): it is a problem until the email comes.
+   */
+  opts: { lock?: boolean; checkout?: 'sent' | 'shown' } = { lock: false },
 ): Promise<AppliedDiscount & { id: string }> {
   const d = await lockDiscountByCode(tx, storeId, code, opts);
   const refuse = (problem: string) => fieldError('discount_code', problem);
@@ -49,15 +54,23 @@ export async function checkDiscountCode(
   if (ctx.itemsMinor < minimum) throw refuse(`needs an order total of at least ${(minimum / 100).toFixed(2)}`);
   if (d.total_coupons > 0 && d.used_count >= d.total_coupons) throw refuse('has no uses left');
   if (d.uses_per_customer !== null) {
-    if (!ctx.customerId && !ctx.email) throw refuse('is limited per customer and the order has no customer email');
+    if (!ctx.customerId && !ctx.email) {
+      if (opts.checkout === 'sent') return applicable(d, d.type, ctx, refuse);
+      throw refuse(opts.checkout === 'shown' ? 'is limited per customer: it applies once the checkout has an email' : 'is limited per customer and the order has no customer email');
+    }
     const used = await discountUsesBy(tx, storeId, d.code, { id: ctx.customerId, email: ctx.email });
     if (used >= d.uses_per_customer) throw refuse('has already been used by this customer as often as allowed');
   }
+  return applicable(d, d.type, ctx, refuse);
+}
+
+/** The discount as it applies to the order's lines; a refusal when it applies to none of them. */
+function applicable(d: DiscountRow, type: AppliedDiscount['type'], ctx: { lines: { productId: string | null }[] }, refuse: (problem: string) => Error): AppliedDiscount & { id: string } {
   const applied: AppliedDiscount = {
     code: d.code,
-    type: d.type,
-    percentBp: d.type === 'Percentage' ? percentToBp(d.discount_percentage) : null,
-    amountMinor: d.type === 'Flat' ? parseMoney(d.discount_amount) : null,
+    type,
+    percentBp: type === 'Percentage' ? percentToBp(d.discount_percentage) : null,
+    amountMinor: type === 'Flat' ? parseMoney(d.discount_amount) : null,
     applyOn: d.apply_on_products ?? [],
   };
   if (!ctx.lines.some((l) => eligible(l, applied))) throw refuse('does not apply to any product of the order');
