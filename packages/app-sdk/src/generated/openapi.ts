@@ -3422,7 +3422,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
-            /** @description Something completion needs is missing; the message names it */
+            /** @description Something completion needs is missing, or the chosen rate changed price (the checkout now shows the new price: complete again to accept it); the message says which */
             422: {
                 headers: {
                     [name: string]: unknown;
