@@ -24,6 +24,8 @@ import { knownParam, knownQuery, makeKnown, seedBodies, type Known } from './fix
 const SEED = Number(process.env.FUZZ_SEED ?? 20260610);
 const CASES = Number(process.env.FUZZ_CASES ?? 48);
 const CONCURRENCY = 4;
+/** The longest error body any answer may have (the hostile values include a 1,000,000-character string). */
+const MAX_ERROR_BODY_CHARS = 4096;
 
 interface Operation {
   method: string;
@@ -199,6 +201,8 @@ async function send(c: Case): Promise<string | null> {
   if (c.token && res.statusCode === 401) return fail('a valid credential was refused');
   if (res.statusCode < 400) return null;
   for (const leak of LEAKS) if (leak.test(res.body)) return fail(`leaks internals (${leak})`);
+  // An error names what was wrong; it never hands a client's megabyte back (an echo without bound).
+  if (res.body.length > MAX_ERROR_BODY_CHARS) return fail(`error body of ${res.body.length} characters`);
   let body: any;
   try {
     body = res.json();

@@ -10,6 +10,7 @@ import { multipartBody } from './helpers/catalog.js';
 import { SCOPES } from '../src/oauth/scopes.js';
 import { MAX_BODY_BYTES, MAX_JSON_DEPTH } from '../src/http/input-guard.js';
 import { uuidv7 } from '../src/ids.js';
+import { boundedMessage, envelopeError, errorsBody, MAX_ERROR_MESSAGE_CHARS } from '../src/http/shapes.js';
 
 let h: Harness;
 let s: Awaited<ReturnType<typeof storeWithApp>>;
@@ -133,5 +134,19 @@ describe('prototype keys', () => {
     expectErrorsBody(await json('POST', '/api/v1/products.json', '{"constructor":{"prototype":{"admin":true}}}', s.accessToken), 400);
     expectEnvelopeError(await json('POST', '/apps/admin/clock/advance', '{"__proto__":{"seconds":1}}', await operatorToken(h)), 400);
     expect(({} as any).admin).toBeUndefined();
+  });
+});
+
+describe('error messages are bounded (issue 10: no echo of a client\'s megabyte)', () => {
+  it('a message or field past MAX_ERROR_MESSAGE_CHARS is cut, never inside a surrogate pair, saying how much was left out', () => {
+    const long = 'a'.repeat(MAX_ERROR_MESSAGE_CHARS - 1) + '\u{1F600}' + 'b'.repeat(5000);
+    const cut = boundedMessage(long);
+    expect(cut.startsWith('a'.repeat(MAX_ERROR_MESSAGE_CHARS - 1) + '...')).toBe(true);
+    expect(cut).toBe(`${'a'.repeat(MAX_ERROR_MESSAGE_CHARS - 1)}... (${long.length - (MAX_ERROR_MESSAGE_CHARS - 1)} more characters)`);
+    expect(boundedMessage('x'.repeat(MAX_ERROR_MESSAGE_CHARS))).toBe('x'.repeat(MAX_ERROR_MESSAGE_CHARS));
+    expect(envelopeError(400, long).message!.length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS + 40);
+    const fields = errorsBody('ignored', { [long]: [long, 'short'] }).errors;
+    expect(Object.keys(fields)[0].length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS + 40);
+    expect(Object.values(fields)[0]).toEqual([boundedMessage(long), 'short']);
   });
 });

@@ -48,12 +48,31 @@ export function envelopeList<T>(data: T, page: { page: number; limit: number }, 
   };
 }
 
+/** The longest message an error body carries (characters); past it the message is cut. */
+export const MAX_ERROR_MESSAGE_CHARS = 1000;
+
+/**
+ * A message within MAX_ERROR_MESSAGE_CHARS. Messages name what was wrong, and some quote the value
+ * (an unknown scope, an id that is not a product): a client's megabyte must not come back in the
+ * answer, nor into the logs and dashboards that show it. One bound for every error, here, rather
+ * than one at each message that quotes input (test/fuzz-openapi.test.ts sweeps every route).
+ */
+export function boundedMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  let end = MAX_ERROR_MESSAGE_CHARS;
+  // Never half a surrogate pair: the body stays valid UTF-8.
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${message.slice(0, end)}... (${message.length - end} more characters)`;
+}
+
 export function envelopeError(status: number, message: string): Envelope<null> {
-  return { status, state: 'error', message, data: null, count: null, pagination: null };
+  return { status, state: 'error', message: boundedMessage(message), data: null, count: null, pagination: null };
 }
 
 export function errorsBody(message: string, fields?: Record<string, string[]>): { errors: Record<string, string[]> } {
-  return { errors: fields && Object.keys(fields).length ? fields : { base: [message] } };
+  if (!fields || !Object.keys(fields).length) return { errors: { base: [boundedMessage(message)] } };
+  return { errors: Object.fromEntries(Object.entries(fields).map(([field, problems]) => [boundedMessage(field), problems.map(boundedMessage)])) };
 }
 
 export const RATE_LIMIT_WINDOW_SECONDS = 1;
