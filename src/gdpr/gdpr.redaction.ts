@@ -2,12 +2,14 @@
 // request has completed or failed it, the store's copy of that customer's personal data goes too.
 // The customer keeps its row (order history and totals still point at it) with the name, email,
 // phone, address and note emptied; the customer's orders lose email, phone and the personal parts
-// of their addresses, and so do its checkouts. Totals, line items, transactions and the addresses' region (province and
-// country, which tax and sales-by-region accounting need) stay. The function runs that saw the
-// customer's data go (C11.5), and so do the customer's metafields.
+// of their addresses, and so do its checkouts, with whatever their functions echoed of those
+// values in their stored results. Totals, line items, transactions and the addresses' region
+// (province and country, which tax and sales-by-region accounting need) stay. The function runs
+// that saw the customer's data go (C11.5), and so do the customer's metafields.
 import type { Queryable } from '../db/db.js';
 import { eraseRunsAtCheckouts, eraseRunsNaming } from '../functions/function-runs.repo.js';
 import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
+import { erasedValuesPattern, scrubFunctionResultsText, scrubShippingRate } from './erased-text.js';
 
 /** The address without what identifies a person: only the region is kept. */
 const REGION_ONLY = (col: string) => `CASE WHEN ${col} IS NULL OR jsonb_typeof(${col}) <> 'object' THEN NULL ELSE
@@ -46,18 +48,29 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   );
   // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
   // that made the redacted orders, keep their lines and totals and lose email, address and note
-  // (and the hash of the rate request made from the address).
-  const checkouts = await tx.query<{ id: string }>(
-    `UPDATE checkouts SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('shipping_address')}, rate_body_sha256 = NULL, updated_at = $4
+  // (and the hash of the rate request made from the address). What their functions (and shipping
+  // apps) wrote from those values goes too (erased-text.ts): the values are read before they go.
+  const { rows: checkouts } = await tx.query<ErasedCheckout>(
+    `SELECT id, email, note, shipping_address, line_items, function_results, shipping_rate FROM checkouts
      WHERE store_id = $1 AND (lower(email) IN (SELECT jsonb_array_elements_text($2::jsonb))
        OR order_id IN (SELECT id FROM orders WHERE store_id = $1 AND id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid))
-       OR ($5::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $5::uuid)))
-     RETURNING id`,
-    [t.storeId, JSON.stringify(emails), JSON.stringify(t.orderIds), now, customer?.id ?? null],
+       OR ($4::uuid IS NOT NULL AND order_id IN (SELECT id FROM orders WHERE store_id = $1 AND customer_id = $4::uuid)))
+     ORDER BY id FOR UPDATE`,
+    [t.storeId, JSON.stringify(emails), JSON.stringify(t.orderIds), customer?.id ?? null],
   );
+  if (checkouts.length) {
+    await tx.query(
+      `UPDATE checkouts c SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('c.shipping_address')}, rate_body_sha256 = NULL, updated_at = $3,
+         function_results = CASE WHEN s.value ? 'function_results' THEN NULLIF(s.value->'function_results', 'null'::jsonb) ELSE c.function_results END,
+         shipping_rate = CASE WHEN s.value ? 'shipping_rate' THEN NULLIF(s.value->'shipping_rate', 'null'::jsonb) ELSE c.shipping_rate END
+       FROM jsonb_array_elements($2::jsonb) AS s(value)
+       WHERE c.store_id = $1 AND c.id = (s.value->>'id')::uuid`,
+      [t.storeId, JSON.stringify(checkouts.map((c) => ({ id: c.id, ...withoutPersonalText(c, emails) }))), now],
+    );
+  }
   // Function runs at those checkouts (C11.5) hold the checkout in their input, and may echo it in
-  // their output: both go (found by the ids the update returns, as the email is gone now).
-  await eraseRunsAtCheckouts(tx, t.storeId, checkouts.rows.map((c) => c.id));
+  // their output: both go (found by the ids read above, as the email is gone now).
+  await eraseRunsAtCheckouts(tx, t.storeId, checkouts.map((c) => c.id));
   // And the runs made while a checkout had the email, at checkouts whose email changed since.
   await eraseRunsNaming(tx, t.storeId, emails);
   await scrubFunctionResults(tx, t.storeId, emails, now);
@@ -77,39 +90,76 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   return { customers, orders: orders.rowCount };
 }
 
-/** What an erased email is replaced with in the text of a checkout's function results. */
-const ERASED = '[redacted]';
+interface ErasedCheckout {
+  id: string;
+  email: string | null;
+  note: string | null;
+  shipping_address: Record<string, unknown> | null;
+  line_items: unknown;
+  function_results: unknown;
+  shipping_rate: unknown;
+}
+
+/** The address fields that identify a person: what the erasure empties (the region stays). */
+const PERSONAL_ADDRESS_KEYS = ['first_name', 'last_name', 'company', 'address1', 'address2', 'city', 'zip', 'phone'] as const;
+
+/** The checkout's line ids: in a discount's `lineIds` they are codes, not text. */
+function lineIdsOf(lineItems: unknown): Set<string> {
+  const ids = new Set<string>();
+  if (Array.isArray(lineItems)) for (const l of lineItems) if (l && typeof l === 'object' && typeof l.id === 'string') ids.add(l.id);
+  return ids;
+}
+
+/**
+ * An erased checkout's function results and chosen rate without the values the erasure empties
+ * (its email, note, and the personal parts of its address) nor the redacted emails: only the keys
+ * whose text changed, for the UPDATE to set.
+ */
+function withoutPersonalText(c: ErasedCheckout, emails: readonly string[]): { function_results?: unknown; shipping_rate?: unknown } {
+  const address = c.shipping_address && typeof c.shipping_address === 'object' ? c.shipping_address : {};
+  const values = [c.email, c.note, ...emails, ...PERSONAL_ADDRESS_KEYS.map((k) => (typeof address[k] === 'string' ? (address[k] as string) : null))];
+  return scrubbedText(c, erasedValuesPattern(values));
+}
+
+function scrubbedText(c: Pick<ErasedCheckout, 'line_items' | 'function_results' | 'shipping_rate'>, pattern: RegExp | null) {
+  const out: { function_results?: unknown; shipping_rate?: unknown } = {};
+  if (!pattern) return out;
+  const results = scrubFunctionResultsText(c.function_results, pattern, lineIdsOf(c.line_items));
+  if (JSON.stringify(results) !== JSON.stringify(c.function_results)) out.function_results = results;
+  const rate = scrubShippingRate(c.shipping_rate, pattern);
+  if (JSON.stringify(rate) !== JSON.stringify(c.shipping_rate)) out.shipping_rate = rate;
+  return out;
+}
 
 /**
  * A checkout's `function_results` (C11.4: what its cart functions last gave) are the functions'
  * outputs, and a function may put the buyer's email into a validation error, a payment method's
- * title or a discount's message. The store's checkouts whose results name one of `emails` (any
- * case; whatever the checkout's email is now) get every occurrence replaced in those strings. Only
- * the text changes: the payment methods, errors and discounts stay, so the checkout's totals and
- * its GET stay as they were. The next change or completion runs the functions again anyway.
+ * title or a discount's message (and a delivery function into the chosen rate's title). The
+ * store's checkouts whose results or chosen rate name one of `emails` (any case; whatever the
+ * checkout's email is now) get every occurrence replaced in that text (erased-text.ts). Only the
+ * text changes: the payment methods, errors and discounts stay, so the checkout's totals and its
+ * GET stay as they were. The next change or completion runs the functions again anyway.
  */
 async function scrubFunctionResults(tx: Queryable, storeId: string, emails: readonly string[], now: Date): Promise<void> {
-  if (!emails.length) return;
+  const pattern = erasedValuesPattern(emails);
+  if (!pattern) return;
   // Searched as jsonb text, where a string is JSON-escaped; the candidates are then scrubbed as values.
-  const { rows } = await tx.query<{ id: string; function_results: unknown }>(
-    `SELECT id, function_results FROM checkouts
-      WHERE store_id = $1 AND function_results IS NOT NULL
-        AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS n(json) WHERE strpos(lower(function_results::text), lower(n.json)) > 0)
+  const { rows } = await tx.query<{ id: string } & Pick<ErasedCheckout, 'line_items' | 'function_results' | 'shipping_rate'>>(
+    `SELECT id, line_items, function_results, shipping_rate FROM checkouts
+      WHERE store_id = $1 AND (function_results IS NOT NULL OR shipping_rate IS NOT NULL)
+        AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS n(json)
+                     WHERE strpos(lower(function_results::text), lower(n.json)) > 0 OR strpos(lower(shipping_rate::text), lower(n.json)) > 0)
       ORDER BY id FOR UPDATE`,
     [storeId, emails.map((e) => JSON.stringify(e).slice(1, -1))],
   );
-  const pattern = new RegExp(emails.map((e) => e.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
   for (const row of rows) {
-    const scrubbed = withoutMatches(row.function_results, pattern);
-    if (JSON.stringify(scrubbed) === JSON.stringify(row.function_results)) continue;
-    await tx.query('UPDATE checkouts SET function_results = $2::jsonb, updated_at = $3 WHERE id = $1', [row.id, JSON.stringify(scrubbed), now]);
+    const changed = scrubbedText(row, pattern);
+    if (!('function_results' in changed) && !('shipping_rate' in changed)) continue;
+    await tx.query(
+      `UPDATE checkouts SET function_results = CASE WHEN $2::jsonb ? 'function_results' THEN NULLIF($2::jsonb->'function_results', 'null'::jsonb) ELSE function_results END,
+         shipping_rate = CASE WHEN $2::jsonb ? 'shipping_rate' THEN NULLIF($2::jsonb->'shipping_rate', 'null'::jsonb) ELSE shipping_rate END, updated_at = $3
+       WHERE id = $1`,
+      [row.id, JSON.stringify(changed), now],
+    );
   }
-}
-
-/** `value` with `pattern` replaced by ERASED in every string it holds (keys are the functions' fixed names). */
-function withoutMatches(value: unknown, pattern: RegExp): unknown {
-  if (typeof value === 'string') return value.replace(pattern, ERASED);
-  if (Array.isArray(value)) return value.map((v) => withoutMatches(v, pattern));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutMatches(v, pattern)]));
-  return value;
 }
