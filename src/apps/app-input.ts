@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { badRequest } from '../http/errors.js';
 import { checkTargetUrl } from '../net/address-safety.js';
-import { isScope } from '../oauth/scopes.js';
+import { describeRefused, isScope } from '../oauth/scopes.js';
 import { isSubscribableTopic } from '../webhooks/topics.js';
 import { MAX_SLUG_CHARS, slugify } from '../slug.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
@@ -103,7 +103,7 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   if (creating || body.scopes !== undefined) {
     if (!Array.isArray(body.scopes)) throw badRequest('scopes must be an array of scopes');
     const unknown = body.scopes.filter((s: unknown) => !isScope(s));
-    if (unknown.length) throw badRequest(`unknown scope: ${unknown.map(String).join(', ')}`);
+    if (unknown.length) throw badRequest(`unknown scope: ${describeRefused(unknown)}`);
     out.scopes = [...new Set<string>(body.scopes)];
   }
   if (body.tier !== undefined) {

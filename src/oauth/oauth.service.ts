@@ -8,6 +8,7 @@ import { randomToken, uuidv7, isUuid } from '../ids.js';
 import { findApp, findAppByClientId, type AppRow } from '../apps/apps.repo.js';
 import { findStore } from '../accounts/accounts.repo.js';
 import { handoffUrl } from './handoff.js';
+import { describeRefused } from './scopes.js';
 import {
   activateInstallationRow, findInstallation, findInstallationOf, insertPendingInstallation, listStoreInstallations, lockInstallation, markUninstalled, revokeGrant,
   revokeInstallationTokens, type InstallationRow,
@@ -54,7 +55,7 @@ export async function authorize(deps: Deps, storeId: string, query: { client_id?
   if (query.scope !== undefined && query.scope.trim() !== '') {
     scopes = [...new Set(query.scope.split(',').map((s) => s.trim()).filter(Boolean))];
     const extra = scopes.filter((s) => !app.scopes.includes(s));
-    if (extra.length) throw badRequest(`scope must be a subset of the app's scopes; not allowed: ${extra.join(', ')}`);
+    if (extra.length) throw badRequest(`scope must be a subset of the app's scopes; not allowed: ${describeRefused(extra)}`);
   }
   const now = deps.clock.now();
   const code = randomToken('svccode', 32);
@@ -190,6 +191,10 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
   return runTokenTransaction(deps, async (tx) => {
     const token = await lockRefreshToken(tx, hash);
     if (!token || token.app_id !== app.id) throw badRequest('Invalid refresh token');
+    // A token revoked already (an uninstall, a reused code, an earlier reuse detection) belongs to
+    // a grant that is dead: it is refused, and revokes nothing. Were it taken for a reuse, the
+    // tokens a later authorisation gave the app would die with it (docs/decisions.md "OAuth").
+    if (token.revoked_at || token.grant_revoked) throw badRequest('Refresh token has been revoked');
     if (token.rotated_at) {
       // C4.5 reuse detection: a rotated refresh token came back, so one of the two copies is
       // stolen; every token of the installation is revoked.
@@ -197,7 +202,7 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
       await publishRevocation(tx, token.installation_id);
       return new CommittedRefusal(badRequest('Refresh token was already used; all tokens of this installation are revoked'), token.installation_id);
     }
-    if (token.revoked_at || token.grant_revoked || token.status !== 'active') throw badRequest('Refresh token has been revoked');
+    if (token.status !== 'active') throw badRequest('Refresh token has been revoked');
     if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
     await markRotated(tx, hash, now);
     return issueTokens(tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id, now);
