@@ -156,7 +156,10 @@ export function money(errors: FieldErrors, value: unknown, label: string, opts: 
   } catch (err) {
     tooLarge = err instanceof AmountTooLargeError;
   }
-  if (!tooLarge && (minor === null || minor < 0)) {
+  // "-0" and "-0.00" read as -0: signed text is refused like any negative amount, as the route
+  // schemas' pattern refuses it, also where no schema runs first (multipart fields, the App API
+  // update's `variants[0]`). A JSON number -0 is the number 0 and stays accepted.
+  if (!tooLarge && (minor === null || minor < 0 || Object.is(minor, -0))) {
     errors.add(label, 'must be a non-negative amount with at most two decimals');
     return undefined;
   }

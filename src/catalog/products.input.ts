@@ -98,11 +98,17 @@ const imagesSchema = Type.Unsafe<string[] | null>({
   'x-error': { type: 'must be an array of at most 250 image URLs', maxItems: 'must be an array of at most 250 image URLs' },
 });
 
-/** The merchant's `variants`: at most 100 objects. */
+/**
+ * The most variants a product has: a create sends at most this many, and a merchant update may add
+ * variants only while the product stays within it (updateProduct).
+ */
+export const MAX_VARIANTS = 100;
+
+/** The merchant's `variants`: at most MAX_VARIANTS objects. */
 function variantsSchema<T extends TSchema>(item: T, description: string) {
   return Type.Unsafe<Static<T>[] | null>({
-    type: ['array', 'null'], maxItems: 100, items: { ...item, 'x-error': { type: 'must be an object' } }, description,
-    'x-error': { type: 'must be an array of at most 100 variants', maxItems: 'must be an array of at most 100 variants' },
+    type: ['array', 'null'], maxItems: MAX_VARIANTS, items: { ...item, 'x-error': { type: 'must be an object' } }, description,
+    'x-error': { type: `must be an array of at most ${MAX_VARIANTS} variants`, maxItems: `must be an array of at most ${MAX_VARIANTS} variants` },
   });
 }
 
@@ -135,7 +141,7 @@ export const adminUpdateBody = Type.Object({
   ...productFieldSchemas,
   ...productLevelSchemas,
   ...merchantFields,
-  variants: Type.Optional(variantsSchema(variantChange, 'an entry with `varientId` changes that variant of the product, one without adds a variant; variants not named are kept')),
+  variants: Type.Optional(variantsSchema(variantChange, `an entry with \`varientId\` changes that variant of the product, one without adds a variant (400 when the product would have more than ${MAX_VARIANTS}); variants not named are kept`)),
 }, { description: 'All optional. Flat, or wrapped as `{ product: { ... } }`; `vendor` and `product_type` come from `category`' });
 
 function status(errors: FieldErrors, body: Body): ProductStatus | undefined {
@@ -253,8 +259,8 @@ export function variantFields(errors: FieldErrors, body: Body, prefix: string): 
 function variantList(errors: FieldErrors, body: Body): Body[] | undefined {
   if (!has(body, 'variants')) return undefined;
   const list = body.variants === null ? [] : body.variants;
-  if (!Array.isArray(list) || list.length > 100) {
-    errors.add('variants', 'must be an array of at most 100 variants');
+  if (!Array.isArray(list) || list.length > MAX_VARIANTS) {
+    errors.add('variants', `must be an array of at most ${MAX_VARIANTS} variants`);
     return undefined;
   }
   const objects: Body[] = [];

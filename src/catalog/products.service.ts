@@ -7,7 +7,7 @@ import { emit } from '../outbox/emit.js';
 import { slugify } from '../slug.js';
 import { productView, type ProductRow } from './product-view.js';
 import { freeHandle, handleTaken, lockStoreHandles, productById, type LockedProduct } from './products.repo.js';
-import type { NewVariant, ProductDraft, ProductPatch, VariantChange } from './products.input.js';
+import { MAX_VARIANTS, type NewVariant, type ProductDraft, type ProductPatch, type VariantChange } from './products.input.js';
 import { insertVariant, updateVariant, variantsOfProduct, type VariantFields, type VariantRow } from './variants.repo.js';
 
 const taken = () => badRequest('handle has already been taken', { handle: ['has already been taken'] });
@@ -125,6 +125,14 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
   }
   if (variantChanges.length) {
     const existing = await variantsOfProduct(tx, product.id);
+    // The create's cap holds for the product, not per request: without this, updates of 100 new
+    // variants each grew a product without bound (and with it every list page that shows it).
+    // The product is locked, so concurrent additions count each other.
+    const added = variantChanges.filter((c) => c.ref === null).length;
+    if (existing.length + added > MAX_VARIANTS) {
+      const message = `would have ${existing.length + added} variants; a product has at most ${MAX_VARIANTS}`;
+      throw badRequest(`variants ${message}`, { variants: [message] });
+    }
     let position = existing.reduce((max, v) => Math.max(max, v.position), 0);
     for (const change of variantChanges) {
       if (change.ref === null) {

@@ -4289,7 +4289,7 @@ export interface operations {
                     images?: string[] | null;
                     /** @description platform operator only: the store to act for */
                     storeId?: string;
-                    /** @description an entry with `varientId` changes that variant of the product, one without adds a variant; variants not named are kept */
+                    /** @description an entry with `varientId` changes that variant of the product, one without adds a variant (400 when the product would have more than 100); variants not named are kept */
                     variants?: {
                         /** @description the variant to change: its UUID or numeric id; without it the entry adds a variant (then `price` is required) */
                         varientId?: string | number | null;
@@ -4351,7 +4351,7 @@ export interface operations {
                         images?: string[] | null;
                         /** @description platform operator only: the store to act for */
                         storeId?: string;
-                        /** @description an entry with `varientId` changes that variant of the product, one without adds a variant; variants not named are kept */
+                        /** @description an entry with `varientId` changes that variant of the product, one without adds a variant (400 when the product would have more than 100); variants not named are kept */
                         variants?: {
                             /** @description the variant to change: its UUID or numeric id; without it the entry adds a variant (then `price` is required) */
                             varientId?: string | number | null;
