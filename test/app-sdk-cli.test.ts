@@ -118,4 +118,26 @@ describe('svc-app', () => {
       await rx.close();
     }
   }, 60_000);
+  it('the ids it is given are one path segment each: an id with / ? # or .. names no other route; ".", ".." or "" is a usage error', async () => {
+    // A stand-in for the platform that records the paths it is asked for.
+    const platform = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 200, data: null }) }));
+    try {
+      const lines: string[] = [];
+      const say = (l: string) => lines.push(l);
+      await main(['webhook', 'trigger', '--base', platform.url, '--token', 't', '--app', '../../api/v1?x=1#y', '--topic', 'orders/create', '--address', 'https://example.com/h'], say);
+      await main(['function', 'replay', '--base', platform.url, '--token', 't', '--app', 'a/b', '--handle', 'h?', '--run', '..x'], say);
+      expect(platform.received.map((r) => r.path)).toEqual([
+        '/apps/developer/..%2F..%2Fapi%2Fv1%3Fx%3D1%23y/webhooks/test',
+        '/apps/developer/a%2Fb/functions/h%3F/runs/..x/replay',
+      ]);
+      for (const [bad, message] of [['..', 'is not an app id'], ['.', 'is not an app id'], ['', 'missing --app']]) {
+        lines.length = 0;
+        expect(await main(['webhook', 'trigger', '--base', platform.url, '--token', 't', '--app', bad, '--topic', 'orders/create', '--address', 'https://example.com/h'], say)).toBe(2);
+        expect(lines[0]).toContain(message);
+      }
+      expect(platform.received).toHaveLength(2);
+    } finally {
+      await platform.close();
+    }
+  });
 });

@@ -76,6 +76,16 @@ async function postToPlatform(url: string, token: string, body: unknown): Promis
   }
 }
 
+/**
+ * A value as one path segment: `--app ../../other` or an id with a `/`, `?` or `#` must name that
+ * app, run or handle, not another route (the URL parser would resolve `..` and cut at `?`). A value
+ * that is empty, `.` or `..` stays a dot segment however it is encoded (WHATWG URL): a usage error.
+ */
+function segment(value: string): string {
+  if (value === '' || value === '.' || value === '..') throw new UsageError(`"${value}" is not an app id, function handle or run id`);
+  return encodeURIComponent(value);
+}
+
 export async function main(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
   const [area, command, ...rest] = argv;
   try {
@@ -110,7 +120,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     if (area === 'function' && command === 'replay') {
       need(values, 'base', 'token', 'app', 'handle', 'run');
       const body = values.expression ? { expression: await readFile(values.expression, 'utf8') } : {};
-      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${values.app}/functions/${values.handle}/runs/${values.run}/replay`, values.token!, body);
+      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${segment(values.app!)}/functions/${segment(values.handle!)}/runs/${segment(values.run!)}/replay`, values.token!, body);
       out(JSON.stringify(json.data ?? json, null, 2));
       return res.status === 200 && json.data?.status === 'success' ? 0 : 1;
     }
@@ -125,7 +135,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     }
     if (area === 'webhook' && command === 'trigger') {
       need(values, 'base', 'token', 'app', 'topic', 'address');
-      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${values.app}/webhooks/test`, values.token!, { topic: values.topic, address: values.address });
+      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${segment(values.app!)}/webhooks/test`, values.token!, { topic: values.topic, address: values.address });
       const data = json.data as { delivery: { deliveryId: string; webhookId: string }; outcome: { success: boolean } } | undefined;
       // The outcome with the ids to find the delivery in the log by; a refusal as the platform sent it.
       out(JSON.stringify(data ? { deliveryId: data.delivery.deliveryId, webhookId: data.delivery.webhookId, ...data.outcome } : json, null, 2));
