@@ -26,7 +26,8 @@ import { quoteShippingRates, type RateSources, type ShippingRate } from './shipp
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
 import { zonesForCountry } from './store-config-cache.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, storeConfigAt, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { storeConfigAt } from './store-config.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600_000;
