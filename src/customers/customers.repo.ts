@@ -101,8 +101,16 @@ export async function lockCustomerEmail(q: Queryable, storeId: string, email: st
   await q.query("SELECT pg_advisory_xact_lock(hashtext('customer-email:' || $1 || ':' || lower($2)))", [storeId, email], { name: 'customer_email_lock' });
 }
 
-/** The store's customer with this email (case-insensitively), or null. */
-export async function findCustomerIdByEmail(q: Queryable, storeId: string, email: string): Promise<string | null> {
-  const { rows } = await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email], { name: 'customer_id_by_email' });
+/**
+ * The store's customer with this email (case-insensitively), or null. With `forReference` (an
+ * order about to point at the customer) the row is held with `FOR KEY SHARE` until the transaction
+ * ends: a delete of that customer running meanwhile either waits for the order, which it then
+ * unlinks as it unlinks every order, or has committed first, and the row is not found. Without the
+ * lock the order's foreign key would meet the deleted row and fail (a 500).
+ */
+export async function findCustomerIdByEmail(q: Queryable, storeId: string, email: string, opts: { forReference?: boolean } = {}): Promise<string | null> {
+  const { rows } = opts.forReference
+    ? await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2) FOR KEY SHARE', [storeId, email], { name: 'customer_id_by_email_for_reference' })
+    : await q.query<{ id: string }>('SELECT id FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email], { name: 'customer_id_by_email' });
   return rows[0]?.id ?? null;
 }

@@ -83,9 +83,15 @@ async function applyToOrder(deps: Deps, tx: Queryable, order: OrderRow, f: Fulfi
   const covered = sumBy(all, (x) => SHIPPED.has(x.status));
   let full = order.line_items.length > 0;
   let any = false;
+  // A line item's covered quantity is its `fulfillment_status` in the order's view: changing it
+  // changes the order, even when the order's own fields stay (a second partial shipment).
+  let linesChanged = false;
   for (const l of order.line_items) {
     const q = Math.min(covered.get(l.id) ?? 0, l.quantity);
-    if (q !== l.fulfilled_quantity) await setFulfilledQuantity(tx, l.id, q);
+    if (q !== l.fulfilled_quantity) {
+      await setFulfilledQuantity(tx, l.id, q);
+      linesChanged = true;
+    }
     if (q < l.quantity) full = false;
     if (q > 0) any = true;
   }
@@ -109,7 +115,7 @@ async function applyToOrder(deps: Deps, tx: Queryable, order: OrderRow, f: Fulfi
     if (f.tracking_url && f.tracking_url !== order.tracking_url) set.tracking_url = f.tracking_url;
     if (f.tracking_company && f.tracking_company !== order.courier_name) set.courier_name = f.tracking_company;
   }
-  const changed = Object.keys(set).length > 0;
+  const changed = Object.keys(set).length > 0 || linesChanged;
   if (changed) await setOrder(tx, order.id, set, now);
 
   let mail: MailEntry | null = null;

@@ -143,12 +143,12 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   let customerId: string | null = null;
   const customerEmail = input.customer?.email ?? input.email;
   if (customerEmail) {
-    customerId = await findCustomerIdByEmail(tx, storeId, customerEmail);
+    customerId = await findCustomerIdByEmail(tx, storeId, customerEmail, { forReference: true });
     if (!customerId) {
       // A customer created meanwhile by another request (a create, an email change) is this
       // order's: once the email is ours, look again (customers.repo.ts lockCustomerEmail).
       await lockCustomerEmail(tx, storeId, customerEmail);
-      customerId = await findCustomerIdByEmail(tx, storeId, customerEmail);
+      customerId = await findCustomerIdByEmail(tx, storeId, customerEmail, { forReference: true });
     }
     if (!customerId) {
       // The new customer's address is the order's shipping address unless the body gives one.

@@ -81,23 +81,30 @@ export async function updateOrder(deps: Deps, orderId: string, body: unknown, ac
     }
     if (input.products) await replaceProducts(tx, order, input.products, set, now);
 
-    // C7.2: a cash or offline payment method moves a pending order to paid.
+    // C7.2: a cash or offline payment method moves a pending order to paid. What is owed is read
+    // after replacement products of the same request (a paid order they made dearer owes the rest).
     if (input.paymentMethod !== undefined) {
       set.payment_method = input.paymentMethod;
-      const owing = ['pending', 'partially_paid'].includes(order.financial_status);
+      const financial = (set.financial_status as string | undefined) ?? order.financial_status;
+      const paid = (set.paid_minor as number | undefined) ?? order.paid_minor;
+      const owing = ['pending', 'partially_paid'].includes(financial);
       if ((CASH_OR_OFFLINE as readonly string[]).includes(input.paymentMethod) && owing) {
         if (order.status === 'canceled') throw badRequest('The order is canceled; it cannot be paid');
         const total = (set.total_minor as number | undefined) ?? order.total_minor;
-        const due = total - order.paid_minor;
+        const due = total - paid;
         if (due > 0) {
           await insertTransaction(tx, { id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, kind: 'sale', status: 'success', gateway: input.paymentMethod, amountMinor: due, now });
         }
-        set.paid_minor = order.paid_minor + Math.max(due, 0);
+        set.paid_minor = paid + Math.max(due, 0);
         set.financial_status = 'paid';
         if (status === 'pending' || status === 'confirmed') status = 'paid';
         extra.push('orders/paid');
       }
     }
+
+    // orders/paid whenever the order becomes paid: also when replacement products leave a partly
+    // paid order costing no more than was paid.
+    if (set.financial_status === 'paid' && order.financial_status !== 'paid' && !extra.includes('orders/paid')) extra.push('orders/paid');
 
     if (input.status !== undefined) status = input.status;
     if (status !== order.status) {
@@ -147,7 +154,8 @@ function addressChanges(order: OrderRow, input: OrderUpdateInput): Record<string
 /**
  * Replacement `products`: the old line items give their stock back, the new ones take theirs, and
  * the totals are computed again with the order's own discount (not checked again: it was used at
- * checkout), tax rate and shipping line. Not once the order is canceled, refunded or (partly)
+ * checkout), tax rate and shipping line; a checkout's automatic discounts (C11.3), computed by its
+ * functions for the old lines, are dropped. Not once the order is canceled, refunded or (partly)
  * fulfilled: refunds and fulfillments name the line items they cover.
  */
 async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInput[], set: Record<string, unknown>, now: Date): Promise<void> {
@@ -177,9 +185,26 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
     shipping_minor: totals.shippingMinor,
     discount_minor: totals.totalDiscountMinor,
     total_minor: totals.totalMinor,
+    // The automatic discounts of a checkout's functions (C11.3) were amounts off the old lines; the
+    // new totals leave them out, so `discount_applications` no longer lists them either.
+    automatic_discounts: [],
   });
-  // A paid order whose total grew owes the difference.
-  if (order.paid_minor > 0) set.financial_status = totals.totalMinor > order.paid_minor ? 'partially_paid' : 'paid';
+  // What was paid toward the order against its new total (nothing is refunded yet: see above). A
+  // total that grew leaves the difference owed (`partially_paid`). A total below what was paid gives
+  // the excess back at once, as a `refund` transaction on the order's gateway, and what was paid
+  // toward the order becomes the new total: the lower `total_price` already shows the change, so
+  // `total_refunded_amount` (refunds of the order, the refund route's) stays within `total_price`,
+  // `total_net_amount` never goes negative, and a later full refund gives back what is left.
+  const paid = paidAmount(order);
+  if (paid <= 0) return;
+  if (paid > totals.totalMinor) {
+    await insertTransaction(tx, {
+      id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method,
+      amountMinor: paid - totals.totalMinor, now,
+    });
+  }
+  set.paid_minor = Math.min(paid, totals.totalMinor);
+  set.financial_status = totals.totalMinor > paid ? 'partially_paid' : 'paid';
 }
 
 
