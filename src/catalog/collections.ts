@@ -216,10 +216,18 @@ export function readProductIds(raw: unknown): string[] {
  * already in it stay where they are. A product that is not the store's -> 400 naming it.
  */
 export async function addProducts(q: Queryable, collection: CollectionRow, refs: string[], now: Date): Promise<CollectionRow> {
+  // First, so that it locks the collection to the commit: additions to one collection take turns,
+  // and each reads the last position the previous one wrote (else they shared positions).
+  await q.query('UPDATE collections SET updated_at = $2 WHERE id = $1', [collection.id, now]);
   const uuids = refs.filter((r) => r.includes('-'));
   const nums = refs.filter((r) => !r.includes('-')).map(Number);
+  // KEY SHARE, held to the commit: a product a concurrent delete removes is either gone here (the
+  // 400 below) or stays until the memberships are written. Without it the insert met the delete's
+  // commit as a foreign-key violation, a 500. (The lock a foreign key takes; ordinary product
+  // updates do not wait for it.) Rows in id order, as every multi-product lock takes them.
   const { rows } = await q.query<{ id: string; num_id: number }>(
-    'SELECT id, num_id FROM products WHERE store_id = $1 AND (id = ANY($2::uuid[]) OR num_id = ANY($3::bigint[]))',
+    `SELECT id, num_id FROM products WHERE store_id = $1 AND (id = ANY($2::uuid[]) OR num_id = ANY($3::bigint[]))
+      ORDER BY id FOR KEY SHARE`,
     [collection.store_id, uuids, nums],
   );
   const byRef = new Map<string, string>();
@@ -240,6 +248,5 @@ export async function addProducts(q: Queryable, collection: CollectionRow, refs:
      ON CONFLICT (collection_id, product_id) DO NOTHING`,
     [collection.id, ordered, now],
   );
-  await q.query('UPDATE collections SET updated_at = $2 WHERE id = $1', [collection.id, now]);
   return (await findCollection(q, collection.id))!;
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
+import { isForeignKeyViolation } from '../db/errors.js';
 import { badRequest } from '../http/errors.js';
 import { nullable } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
@@ -15,6 +16,8 @@ import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';
 import { storeProductId } from './products.repo.js';
 import { assertSchemaPassed } from './reader-first.js';
 import { upsertListing, type ListingRow } from './product-listings.repo.js';
+
+const productNotFound = () => badRequest('product_id does not name a product of this store', { product_id: ['not found'] });
 
 const listingView = (l: ListingRow) => ({ id: l.id, product_id: l.product_id, external_id: l.external_id, status: l.status });
 
@@ -74,12 +77,19 @@ export async function productListingApiRoutes(instance: FastifyInstance, { deps 
     }
 
     const productId = ref && isCatalogId(ref) ? await storeProductId(deps.db, caller.storeId, ref) : null;
-    if (!productId) throw badRequest('product_id does not name a product of this store', { product_id: ['not found'] });
+    if (!productId) throw productNotFound();
     assertSchemaPassed(request);
 
     const now = deps.clock.now();
     // One statement: two concurrent first listings still make one row (one 201, one 200).
-    const listing = await upsertListing(deps.db, { id: uuidv7(now.getTime()), storeId: caller.storeId, appId: caller.appId, productId, externalId, now });
+    let listing: ListingRow;
+    try {
+      listing = await upsertListing(deps.db, { id: uuidv7(now.getTime()), storeId: caller.storeId, appId: caller.appId, productId, externalId, now });
+    } catch (err) {
+      // The product was deleted after the look-up above: the same answer as an unknown product, not a 500.
+      if (isForeignKeyViolation(err, 'product_listings_product_id_fkey')) throw productNotFound();
+      throw err;
+    }
     return reply.code(listing.inserted ? 201 : 200).send({ product_listing: listingView(listing) });
   });
 }

@@ -347,7 +347,9 @@ export function readAdminUpdate(raw: unknown): { patch: ProductPatch; variants: 
   (variantList(errors, body) ?? []).forEach((v, i) => {
     const label = `variants[${i}]`;
     const refRaw = v.varientId ?? v.id;
-    const ref = refRaw === undefined || refRaw === null ? null : idText(refRaw);
+    // A UUID in any case names the variant (rows hold it in lower case; the matching is by text).
+    // One that is no id at all (0, -5) is refused below, not read as no id (which adds a variant).
+    const ref = refRaw === undefined || refRaw === null ? null : (idText(refRaw) ?? String(refRaw)).toLowerCase();
     if (ref !== null && !isCatalogId(ref)) errors.add(`${label}.varientId`, 'must be a variant UUID or numeric id');
     const fields = variantFields(errors, v, label);
     if (ref === null && fields.price_minor === undefined && !has(v, 'price')) errors.add(`${label}.price`, "can't be blank");

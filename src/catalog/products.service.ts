@@ -32,6 +32,48 @@ function mirror(v: Pick<NewVariant, 'price_minor' | 'discount_price_minor'>) {
   return { price: discounted ? v.discount_price_minor! : v.price_minor, compare: discounted ? v.price_minor : null };
 }
 
+/**
+ * What tells two variants of a product apart for a buyer: the title the product object shows
+ * (`name / value`), in any case and with the spaces around each part ignored.
+ */
+function optionKey(v: { name?: string; value?: string }): string {
+  return [v.name ?? '', v.value ?? ''].map((s) => s.trim().normalize('NFC').toLowerCase()).filter(Boolean).join(' / ');
+}
+
+const optionTitle = (v: { name?: string; value?: string }) => [v.name?.trim(), v.value?.trim()].filter(Boolean).join(' / ') || 'Default';
+
+/**
+ * A product's variant after a change: `label` names the request entry that gave it a new pair
+ * (`''` for a request about one variant; null when its pair is unchanged).
+ */
+interface OptionPair {
+  name?: string;
+  value?: string;
+  label: string | null;
+}
+
+/**
+ * Two variants of one product never share a name and value (docs/decisions.md Catalog): a buyer,
+ * an order line's `variant_title` and the product object could not tell them apart. Only a new or
+ * changed pair is judged, so variants that shared one before the rule can still be changed in other
+ * ways. The caller holds the product's lock, so concurrent writers of one product see each other's
+ * pairs. Of two entries that clash with each other, the later one is named.
+ */
+function assertDistinctOptions(pairs: OptionPair[]): void {
+  const groups = new Map<string, OptionPair[]>();
+  for (const p of pairs) {
+    const key = optionKey(p);
+    groups.set(key, [...(groups.get(key) ?? []), p]);
+  }
+  for (const group of groups.values()) {
+    const changed = group.filter((p) => p.label !== null).at(-1);
+    if (group.length < 2 || !changed) continue;
+    const message = `the variant '${optionTitle(changed)}' already exists`;
+    if (!changed.label) throw badRequest(`The variant '${optionTitle(changed)}' already exists`, { value: [message] });
+    throw badRequest(`${changed.label}: ${message}`, { [changed.label]: [message] });
+  }
+}
+
 async function replaceImages(tx: Queryable, productId: string, srcs: string[]): Promise<void> {
   await tx.query('DELETE FROM product_images WHERE product_id = $1', [productId]);
   if (srcs.length === 0) return;
@@ -49,6 +91,7 @@ async function replaceImages(tx: Queryable, productId: string, srcs: string[]): 
  * changes of one store take turns (lockStoreHandles), so two of them never share a handle.
  */
 export async function createProduct(tx: Queryable, storeId: string, draft: ProductDraft, now: Date): Promise<ProductRow> {
+  assertDistinctOptions(draft.variants.map((v, i) => ({ name: v.name, value: v.value, label: `variants[${i}]` })));
   await lockStoreHandles(tx, storeId); // held to the commit: the handle chosen below stays free until it is inserted
   let handle: string;
   if (draft.handle) {
@@ -75,6 +118,26 @@ export async function createProduct(tx: Queryable, storeId: string, draft: Produ
   const row = await productById(tx, id);
   await emit(tx, { storeId, topic: 'products/create', payload: productView(row), now });
   return row;
+}
+
+/** The product's variants as `variantChanges` leave them (unknown refs are refused later, when applied). */
+function pairsAfter(existing: VariantRow[], variantChanges: VariantChange[]): OptionPair[] {
+  const pairs = new Map<string, OptionPair>(existing.map((v) => [v.id, { name: v.name, value: v.value, label: null }]));
+  const added: OptionPair[] = [];
+  for (const change of variantChanges) {
+    const { name, value } = change.fields;
+    if (change.ref === null) {
+      added.push({ name, value, label: change.label });
+      continue;
+    }
+    const current = existing.find((v) => v.id === change.ref || String(v.num_id) === change.ref);
+    if (!current || (name === undefined && value === undefined)) continue;
+    const pair = pairs.get(current.id)!;
+    const next = { name: name ?? pair.name, value: value ?? pair.value };
+    // Judged against the variant's pair before the request: a variant may be named by its own pair.
+    pairs.set(current.id, { ...next, label: optionKey(next) === optionKey(current) ? null : change.label });
+  }
+  return [...pairs.values(), ...added];
 }
 
 interface StockChange {
@@ -133,7 +196,9 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
       const message = `would have ${existing.length + added} variants; a product has at most ${MAX_VARIANTS}`;
       throw badRequest(`variants ${message}`, { variants: [message] });
     }
+    assertDistinctOptions(pairsAfter(existing, variantChanges));
     let position = existing.reduce((max, v) => Math.max(max, v.position), 0);
+    const changed = new Map<string, { before: number; after: VariantRow }>();
     for (const change of variantChanges) {
       if (change.ref === null) {
         await insertVariant(tx, product.store_id, product.id, ++position, change.fields as VariantFields & { price_minor: number }, now);
@@ -141,9 +206,11 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
       }
       const current = existing.find((v) => v.id === change.ref || String(v.num_id) === change.ref);
       if (!current) throw badRequest(`${change.label}.varientId is not a variant of this product`, { [`${change.label}.varientId`]: ['is not a variant of this product'] });
-      const updated = await updateVariant(tx, current.id, change.fields, now);
-      if (updated.stock !== current.stock) stock.push({ variant: updated, available: updated.stock });
+      changed.set(current.id, { before: changed.get(current.id)?.before ?? current.stock, after: await updateVariant(tx, current.id, change.fields, now) });
     }
+    // One event per variant whose level the request moved, with the level it left: a variant named
+    // twice (stock 3, then 5) is one change from where it began, not an event saying 3.
+    for (const { before, after } of changed.values()) if (after.stock !== before) stock.push({ variant: after, available: after.stock });
   }
 
   const row = await productById(tx, product.id);
@@ -182,6 +249,12 @@ export async function deleteProduct(tx: Queryable, product: LockedProduct, now: 
  * an `inventory_levels/update`.
  */
 export async function updateVariantRecord(tx: Queryable, variant: VariantRow, fields: VariantFields, now: Date): Promise<VariantRow> {
+  const next = { name: fields.name ?? variant.name, value: fields.value ?? variant.value };
+  if (optionKey(next) !== optionKey(variant)) {
+    // The caller holds the product's lock (variants.admin.ts), so its other variants stay as read.
+    const siblings = (await variantsOfProduct(tx, variant.product_id)).filter((v) => v.id !== variant.id);
+    assertDistinctOptions([...siblings.map((v) => ({ name: v.name, value: v.value, label: null })), { ...next, label: '' }]);
+  }
   const updated = await updateVariant(tx, variant.id, fields, now);
   await tx.query('UPDATE products SET updated_at = $2 WHERE id = $1', [variant.product_id, now]);
   const row = await productById(tx, variant.product_id);

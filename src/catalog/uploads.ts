@@ -77,8 +77,13 @@ export async function discard(path: string): Promise<void> {
   await unlink(path).catch(() => {});
 }
 
-/** The file behind one of our upload URLs (null for any other URL): to remove a replaced image. */
-export function uploadPathOf(config: Config, url: string | null): string | null {
+/**
+ * The file behind one of our upload URLs directly in the folder `dir` (e.g. `variants/{storeId}`),
+ * null for any other URL: to remove a replaced image. The folder is the one the caller's own
+ * uploads go to: a URL is public and may be copied anywhere, so a store that set another store's
+ * image URL on its variant and then cleared it used to delete that other store's file.
+ */
+export function uploadPathOf(config: Config, url: string | null, dir: string[]): string | null {
   const prefix = `${config.baseUrl}/uploads/`;
   if (!url || !url.startsWith(prefix)) return null;
   const parts = url.slice(prefix.length).split('/').map((p) => {
@@ -89,6 +94,7 @@ export function uploadPathOf(config: Config, url: string | null): string | null 
     }
   });
   if (parts.some((p) => p === '' || p.startsWith('.') || p.includes('\\'))) return null;
+  if (parts.length !== dir.length + 1 || dir.some((d, i) => parts[i] !== d)) return null;
   return join(uploadsRoot(config), ...parts);
 }
 

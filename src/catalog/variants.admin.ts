@@ -167,9 +167,9 @@ export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { 
         if (!variant) throw variantNotFound(); // deleted meanwhile
         return { before: variant, after: await updateVariantRecord(tx, variant, fields, deps.clock.now()) };
       });
-      // A replaced or cleared image, when it was one of ours, is no longer referenced.
+      // A replaced or cleared image, when it was an upload of this store, is no longer referenced.
       if (before.main_image_url !== after.main_image_url) {
-        const old = uploadPathOf(deps.config, before.main_image_url);
+        const old = uploadPathOf(deps.config, before.main_image_url, ['variants', before.store_id]);
         if (old) await discard(old);
       }
       return envelope(variantRecord(after));

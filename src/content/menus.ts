@@ -173,7 +173,9 @@ export async function createMenu(deps: Deps, storeId: string, body: MenuBody): P
   const rows: MenuRow[] = [];
   // One menu is many rows: all of them or none.
   await deps.db.transaction(async (tx) => {
-    // A new menu goes after the store's existing ones.
+    // A new menu goes after the store's existing ones. Menus made at once take turns (held to the
+    // commit), else each read the same last position and they shared it.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`menus:${storeId}`]);
     const { rows: last } = await tx.query<{ next: number }>(
       'SELECT COALESCE(max(sort_order) + 1, 0)::int AS next FROM menus WHERE store_id = $1 AND parent_id IS NULL',
       [storeId],
