@@ -43,6 +43,7 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
       lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
       subtotalMinor: q.subtotalMinor,
       country,
+      currency: q.currency,
     });
   // The store's set already read and no shipping app in it: the zones alone, with nothing to wait for.
   if (q.sources && !q.sources.shipping.apps.length) return priced(q.sources.zones);

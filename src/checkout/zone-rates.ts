@@ -8,6 +8,7 @@ import { alpha2 } from '../shipping/countries.js';
 import type { ShippingRate } from './rate.js';
 import { add, compare, kgOf, parseDecimal, times, ZERO, type Decimal } from './weights.js';
 import { byBytes } from './text-order.js';
+import { fitsMinorUnits } from '../currencies.js';
 
 /** The stored zone fields a rate depends on. */
 export type StoredZone = Pick<ZoneRow, 'id' | 'name' | 'countries' | 'description' | 'price_minor' | 'type' | 'min_weight' | 'max_weight' | 'min_price' | 'max_price'>;
@@ -27,6 +28,12 @@ export interface ZoneQuote {
   subtotalMinor: number;
   /** The shipping address's `country_code`; null (no address) gives no rates. */
   country: string | null;
+  /**
+   * The store's currency (ISO 4217). A zone whose price is not a whole number of its minor units
+   * (5.50 in a yen store) is not offered: no order can charge it (C7.1 refuses such a shipping
+   * price), so the checkout could never complete with it. Without: every price is taken.
+   */
+  currency?: string;
 }
 
 /** The weight C15.2's Weight zones bound: lines that require shipping, in kg, exactly. */
@@ -57,8 +64,9 @@ export function zoneRates(quote: ZoneQuote): ShippingRate[] {
     z.type === 'Simple' ||
     (z.type === 'Weight' && within(weight, z.min_weight, z.max_weight)) ||
     (z.type === 'Price' && within(subtotal, z.min_price, z.max_price));
+  const chargeable = (z: StoredZone) => quote.currency === undefined || fitsMinorUnits(Number(z.price_minor), quote.currency);
   return quote.zones
-    .filter((z) => z.countries.includes(country) && holds(z))
+    .filter((z) => z.countries.includes(country) && holds(z) && chargeable(z))
     .sort((a, b) => Number(a.price_minor) - Number(b.price_minor) || byBytes(a.name, b.name) || byBytes(a.id, b.id))
     .map((z) => ({
       handle: `zone-${z.id}`,

@@ -10,9 +10,10 @@ import { appFunctions } from './functions.repo.js';
 import { isUuid } from '../ids.js';
 import { countRuns, findRun, listRuns, RUN_STATUSES, type RunFilter, type RunStatus } from './function-runs.repo.js';
 import { runLogView, runView } from './function-view.js';
+import { ALL_FUNCTIONS } from './manifest-functions.js';
 
-/** `all` covers every function of the app (C11.6). */
-export const ALL_FUNCTIONS = 'all';
+/** `all` covers every function of the app (C11.6); no function may take that handle (manifest-functions.ts). */
+export { ALL_FUNCTIONS };
 
 async function runFilter(deps: Deps, developer: PlatformUser, appId: string, handle: string, status: string | undefined): Promise<RunFilter> {
   const app = await ownedApp(deps, developer, appId);

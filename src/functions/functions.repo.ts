@@ -132,11 +132,20 @@ export async function syncAppFunctions(q: Queryable, appId: string, declared: re
     [appId],
   );
   for (const { store_id } of stores) {
+    let readmitted: string[] = [];
     if (retargeted.length) {
-      // Moved to another target: re-admitted under that target's cap, as if activated now.
-      await q.query('UPDATE store_functions SET active = false, updated_at = $3 WHERE store_id = $1 AND app_function_id = ANY($2::uuid[])', [store_id, retargeted, now]);
+      // Moved to another target: re-admitted under that target's cap, as if activated now; those
+      // active on the store, and those the cap left out (never activated). One the merchant
+      // switched off (inactive, once activated) stays off: the developer's change is not theirs.
+      const { rows } = await q.query<{ app_function_id: string }>(
+        `UPDATE store_functions SET active = false, updated_at = $3
+          WHERE store_id = $1 AND app_function_id = ANY($2::uuid[]) AND (active OR activated_at IS NULL)
+          RETURNING app_function_id`,
+        [store_id, retargeted, now],
+      );
+      readmitted = rows.map((r) => r.app_function_id);
     }
-    await activateAppFunctions(q, appId, store_id, now, [...added, ...retargeted]);
+    if (added.length || readmitted.length) await activateAppFunctions(q, appId, store_id, now, [...added, ...readmitted]);
   }
 }
 

@@ -13,6 +13,11 @@ import { MAX_ACTIVE_PER_TARGET, type DeclaredFunction } from './functions.repo.j
 export const MAX_MANIFEST_FUNCTIONS = MAX_ACTIVE_PER_TARGET * TARGETS.length;
 /** Longest handle: a slug, as an app's handle (src/slug.ts). It is part of the developer's run URLs. */
 export const MAX_FUNCTION_HANDLE_CHARS = MAX_SLUG_CHARS;
+/**
+ * The handle the developer's run routes read as "every function of the app" (C11.6:
+ * `.../functions/all/logs`): a function of that handle could never have its own logs or runs read.
+ */
+export const ALL_FUNCTIONS = 'all';
 /** Longest title: the platform's display-text limit (an app's name, a product's title); shown to merchants. */
 export const MAX_FUNCTION_TITLE_CHARS = 255;
 /** Characters as JSON Schema's `maxLength` counts them (code points), as the app's own texts are counted. */
@@ -31,6 +36,7 @@ export function readManifestFunctions(value: unknown): DeclaredFunction[] {
     if (typeof handle === 'string' && chars(handle) > MAX_FUNCTION_HANDLE_CHARS) throw badRequest(`${at}.handle must be at most ${MAX_FUNCTION_HANDLE_CHARS} characters`);
     if (typeof handle !== 'string' || !handle || slugify(handle) !== handle) throw badRequest(`${at}.handle must be lowercase letters, digits and -`);
     const named = `${at} (${handle})`;
+    if (handle === ALL_FUNCTIONS) throw badRequest(`${named}: handle "${ALL_FUNCTIONS}" is reserved (the run routes read it as every function of the app)`);
     if (seen.has(handle)) throw badRequest(`${named}: handle is used by another function of this app`);
     seen.add(handle);
     if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
