@@ -14,7 +14,7 @@
 //
 // and after the commit, to attempt them at once rather than wait for a worker's wake-up:
 //   await deps.webhooks.sendNow(created.map((d) => d.deliveryId));
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { asyncCommit, type Db, type Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { API_VERSION } from '../api-version.js';
@@ -91,6 +91,27 @@ export function targetHost(address: string): string {
   return host.length > MAX_TARGET_HOST_KEY ? Array.from(host).slice(0, MAX_TARGET_HOST_KEY).join('') : host;
 }
 
+/**
+ * The X-SVC-Webhook-Id of a delivery (C8.2: the receivers' idempotency key). A fan-out's delivery
+ * takes one derived from its event and target, so the same event to the same target always has
+ * the same id: the fan-out commits asynchronously on PostgreSQL (fanout.ts), and a database crash
+ * right after it may forget it once its deliveries have already gone out; the fan-out done again
+ * then sends the event under the ids the receivers saw, and they drop the repeat (at least once,
+ * app-api.md). Others (GDPR, test deliveries) are made once, committed before they are sent: random.
+ * A name-based UUID (version 8, RFC 9562): the first 16 bytes of a SHA-256, version and variant set.
+ */
+export function webhookIdOf(s: Pick<NewDelivery, 'eventId' | 'source' | 'subscriptionId' | 'storeWebhookId' | 'appId' | 'address'>): string {
+  if (!s.eventId) return randomUUID();
+  // The target: a subscription or store webhook by its id; a manifest webhook by its app and address
+  // (an app's manifest names a topic and address once, and the event has one topic).
+  const target = s.subscriptionId ?? s.storeWebhookId ?? `${s.appId ?? ''} ${s.address}`;
+  const b = createHash('sha256').update(`svc-webhook-id\n${s.eventId}\n${s.source}\n${target}`, 'utf8').digest().subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x80;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now: Date): Promise<CreatedDelivery[]> {
   if (!specs.length) return [];
   const missing = [...new Set(specs.filter((s) => s.shopDomain === undefined && s.storeId !== null).map((s) => s.storeId!))];
@@ -111,7 +132,7 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
       bodyIx = bodies.push(body) - 1;
       bodyIndex.set(body, bodyIx);
     }
-    const webhookId = randomUUID();
+    const webhookId = webhookIdOf(s);
     const headers: Record<string, string> = {
       ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? (s.storeId === null ? undefined : slugs.get(s.storeId)) ?? ''),
       'X-SVC-Webhook-Id': webhookId,
@@ -132,7 +153,8 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
      FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, webhook_id uuid, source text, event_id uuid, app_id uuid, store_id uuid,
        subscription_id uuid, store_webhook_id uuid, topic text, address text, target_host text, request_headers jsonb,
        body_ix integer, max_attempts integer)
-     JOIN jsonb_array_elements_text($3::jsonb) WITH ORDINALITY AS b(body, n) ON b.n = x.body_ix + 1`,
+     JOIN jsonb_array_elements_text($3::jsonb) WITH ORDINALITY AS b(body, n) ON b.n = x.body_ix + 1
+     ON CONFLICT (webhook_id) DO NOTHING`,
     [JSON.stringify(rows), now, JSON.stringify(bodies)],
     { name: 'webhook_create_deliveries' },
   );
@@ -164,10 +186,11 @@ export interface ClaimedDelivery {
  * A delivery goes to a target that must still be there when it is sent, not only when it was made
  * (C8.2: enabled API subscriptions and manifest webhooks of active installations, store webhooks):
  * a retry 15 minutes later, or a redelivery, must not reach an app the merchant has uninstalled, an
- * address the app unsubscribed, or a store webhook the merchant deleted. GDPR webhooks are owed to
+ * address the app unsubscribed or took out of its manifest (C3.2: the manifest is the app's list of
+ * targets, as its subscriptions are), or a store webhook the merchant deleted. GDPR webhooks are owed to
  * the app whatever its installation (C9), and a test delivery has no target: never stopped.
  */
-export type TargetGone = 'subscription_deleted' | 'webhook_deleted' | 'app_uninstalled' | 'scope_withdrawn';
+export type TargetGone = 'subscription_deleted' | 'webhook_deleted' | 'app_uninstalled' | 'scope_withdrawn' | 'manifest_webhook_removed';
 
 const TARGET_GONE_SQL = `CASE
     WHEN d.source = 'subscription' AND NOT EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = d.subscription_id AND s.enabled)
@@ -177,6 +200,11 @@ const TARGET_GONE_SQL = `CASE
     WHEN d.source IN ('subscription', 'manifest')
          AND NOT EXISTS (SELECT 1 FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id AND i.status = 'active')
       THEN 'app_uninstalled'
+    WHEN d.source = 'manifest' AND NOT EXISTS (
+           SELECT 1 FROM apps a CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(a.extensions->'webhooks') = 'array'
+                                                                              THEN a.extensions->'webhooks' ELSE '[]'::jsonb END) w
+            WHERE a.id = d.app_id AND w->>'topic' = d.topic AND w->>'uri' = d.address)
+      THEN 'manifest_webhook_removed'
   END`;
 
 /** Why this claimed delivery must not be sent (its target is gone, or no longer takes its topic); null to send it. */

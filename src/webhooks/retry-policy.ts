@@ -10,11 +10,11 @@ export type DeliveryStatus = 'pending' | 'retrying' | 'success' | 'failed';
 export type Verdict = 'success' | 'retry' | 'permanent';
 
 /**
- * Errors of deliveries that were not sent and never can be: retrying would not help. The last four
+ * Errors of deliveries that were not sent and never can be: retrying would not help. The last five
  * are a target that no longer takes the delivery (deliveries.repo.ts `targetGone`).
  */
 const NOT_SENDABLE = new Set(['blocked_address', 'invalid_address', 'body_pruned',
-  'subscription_deleted', 'webhook_deleted', 'app_uninstalled', 'scope_withdrawn']);
+  'subscription_deleted', 'webhook_deleted', 'app_uninstalled', 'scope_withdrawn', 'manifest_webhook_removed']);
 
 /**
  * 2xx succeeds. 429, 5xx, network errors and the timeout are retried. Any other status fails at

@@ -20,6 +20,26 @@ import {
 export const newWebhookSecret = () => randomToken('svcwh', 32);
 
 /**
+ * Most API subscriptions of one installation (C6.4) and store-level webhooks of one store (C6.5).
+ * Each is one delivery per event, so their count multiplies the fan-out, as manifest webhooks'
+ * does (app-input.ts MAX_MANIFEST_WEBHOOKS, the same bound): without one, an app could make every
+ * order of a store thousands of deliveries, all fanned out in one transaction. Counted under an
+ * advisory lock per installation or store, so concurrent creates cannot pass it together.
+ */
+export const MAX_SUBSCRIPTIONS_PER_INSTALLATION = 100;
+export const MAX_STORE_WEBHOOKS = 100;
+
+/** Insert under the bound: lock the owner, count its rows, insert; one transaction. */
+async function insertBounded<T>(deps: Deps, lockKey: string, countSql: string, ownerId: string, max: number, refuse: () => Error, insert: (tx: Queryable) => Promise<T>): Promise<T> {
+  return deps.db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lockKey]);
+    const { rows } = await tx.query<{ n: number }>(countSql, [ownerId]);
+    if (rows[0].n >= max) throw refuse();
+    return insert(tx);
+  });
+}
+
+/**
  * The body of both creates: `{ topic, address }`, flat or wrapped as `{ webhook: { ... } }` (both
  * routes say `config.bodyKey: 'webhook'`, which unwraps it before validation). Both fields are strings,
  * but neither is typed in the schema: C6.4 answers a topic outside the subscribable list, and an
@@ -78,10 +98,17 @@ export async function createSubscription(deps: Deps, caller: TokenInfo, body: St
   const secret = newWebhookSecret();
   const now = deps.clock.now();
   try {
-    const row = await insertSubscription(deps.db, {
-      id: uuidv7(now.getTime()), installation_id: caller.installationId, app_id: caller.appId, store_id: caller.storeId, topic, address,
-      secret_enc: deps.secrets.seal(secret), api_version: API_VERSION, now,
-    });
+    const row = await insertBounded(
+      deps, `webhook-subscriptions:${caller.installationId}`, 'SELECT count(*)::int AS n FROM webhook_subscriptions WHERE installation_id = $1',
+      caller.installationId, MAX_SUBSCRIPTIONS_PER_INSTALLATION,
+      () => unprocessable(`at most ${MAX_SUBSCRIPTIONS_PER_INSTALLATION} subscriptions per installation`, {
+        webhook: [`at most ${MAX_SUBSCRIPTIONS_PER_INSTALLATION} subscriptions per installation`],
+      }),
+      (tx) => insertSubscription(tx, {
+        id: uuidv7(now.getTime()), installation_id: caller.installationId, app_id: caller.appId, store_id: caller.storeId, topic, address,
+        secret_enc: deps.secrets.seal(secret), api_version: API_VERSION, now,
+      }),
+    );
     return { webhook: subscriptionView(row, secret) };
   } catch (err) {
     if (isUniqueViolation(err, DUPLICATE_SUBSCRIPTION)) throw duplicate();
@@ -130,12 +157,17 @@ function storeWebhookView(deps: Deps, row: StoreWebhookRow): Static<typeof Store
 export async function createStoreWebhook(deps: Deps, storeId: string, userId: string, body: Static<typeof SubscriptionBody>) {
   // GDPR topics are app obligations; a store's own webhooks take the event topics.
   if (!isEventTopic(body.topic)) throw unprocessable('topic is not a subscribable topic');
+  const topic = body.topic;
   const address = await checkAddress(deps, body.address);
   const now = deps.clock.now();
   try {
-    const row = await insertStoreWebhook(deps.db, {
-      id: uuidv7(now.getTime()), store_id: storeId, topic: body.topic, address, secret_enc: deps.secrets.seal(newWebhookSecret()), created_by: userId, now,
-    });
+    const row = await insertBounded(
+      deps, `store-webhooks:${storeId}`, 'SELECT count(*)::int AS n FROM store_webhooks WHERE store_id = $1', storeId, MAX_STORE_WEBHOOKS,
+      () => unprocessable(`at most ${MAX_STORE_WEBHOOKS} webhooks per store`),
+      (tx) => insertStoreWebhook(tx, {
+        id: uuidv7(now.getTime()), store_id: storeId, topic, address, secret_enc: deps.secrets.seal(newWebhookSecret()), created_by: userId, now,
+      }),
+    );
     return { webhook: storeWebhookView(deps, row) };
   } catch (err) {
     if (isUniqueViolation(err, DUPLICATE_STORE_WEBHOOK)) throw duplicate();
