@@ -18,6 +18,9 @@ import {
   PayoutMethodBody, PayoutMethodSchema, PayoutSchema, PayoutTransactionSchema,
 } from './billing-schemas.js';
 
+/** Longest operator failure reason kept (`failureReason`). */
+export const MAX_FAILURE_REASON = 1000;
+
 const payoutEnvelope = envelopeOf(Type.Object({ payout: PayoutSchema }));
 const developerEnvelope = envelopeOf(Type.Object({ developer: DeveloperSettingsSchema }));
 const payoutMethodEnvelope = envelopeOf(Type.Object({ payoutMethod: PayoutMethodSchema }));
@@ -129,6 +132,8 @@ export async function operatorPayoutRoutes(instance: FastifyInstance, { deps }: 
   }, async (request) => {
     const reason = request.body.reason.trim();
     if (!reason) throw badRequest('reason is required');
+    // Kept as the payout's failureReason and shown to the developer: bounded like other texts.
+    if (reason.length > MAX_FAILURE_REASON) throw badRequest(`reason is at most ${MAX_FAILURE_REASON} characters`);
     const failed = await failPayout(deps, request.params.payoutId, reason);
     return envelope({ payout: payoutView((await payoutWithIds(deps, failed.id))!) });
   });

@@ -63,10 +63,16 @@ export function payoutDestination(deps: Deps, method: StoredPayoutMethod): Payou
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-function text(body: Record<string, unknown>, field: string, pattern?: RegExp, hint?: string): string {
+/** Longest account holder name and PayPal email kept: the snapshot is copied onto every payout. */
+export const MAX_HOLDER_LENGTH = 255;
+export const MAX_EMAIL_LENGTH = 254;
+
+function text(body: Record<string, unknown>, field: string, max: number, pattern?: RegExp, hint?: string): string {
   const value = body[field];
   if (typeof value !== 'string' || !value.trim()) throw badRequest(`${field} is required`);
   const trimmed = value.trim();
+  // Unbounded, a method of up to the 1 MB body limit was stored, shown, and copied into every payout.
+  if (trimmed.length > max) throw badRequest(`${field} is at most ${max} characters`);
   if (pattern && !pattern.test(trimmed)) throw badRequest(`${field} ${hint}`);
   return trimmed;
 }
@@ -75,13 +81,13 @@ function text(body: Record<string, unknown>, field: string, pattern?: RegExp, hi
 export async function putPayoutMethod(deps: Deps, developerId: string, body: Record<string, unknown>) {
   let method: StoredPayoutMethod;
   if (body.type === 'paypal') {
-    method = { type: 'paypal', email: text(body, 'email', EMAIL_RE, 'must be an email address').toLowerCase() };
+    method = { type: 'paypal', email: text(body, 'email', MAX_EMAIL_LENGTH, EMAIL_RE, 'must be an email address').toLowerCase() };
   } else if (body.type === 'bank') {
-    const accountNumber = text(body, 'accountNumber', /^[0-9A-Za-z]{4,34}$/, 'must be 4 to 34 letters or digits');
+    const accountNumber = text(body, 'accountNumber', Infinity, /^[0-9A-Za-z]{4,34}$/, 'must be 4 to 34 letters or digits');
     method = {
       type: 'bank',
-      accountHolder: text(body, 'accountHolder'),
-      routingNumber: text(body, 'routingNumber', /^[0-9A-Za-z]{4,15}$/, 'must be 4 to 15 letters or digits'),
+      accountHolder: text(body, 'accountHolder', MAX_HOLDER_LENGTH),
+      routingNumber: text(body, 'routingNumber', Infinity, /^[0-9A-Za-z]{4,15}$/, 'must be 4 to 15 letters or digits'),
       accountNumberEnc: deps.secrets.seal(accountNumber),
       accountLast4: accountNumber.slice(-4),
     };

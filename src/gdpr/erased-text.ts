@@ -110,3 +110,39 @@ export function scrubShippingRate(rate: unknown, pattern: RegExp): unknown {
   const text = (v: unknown) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
   return { ...rate, title: text(rate.title), ...('description' in rate ? { description: text(rate.description) } : {}) };
 }
+
+/** The address keys an erasure keeps: the region that tax and sales-by-region accounting need. */
+export const REGION_KEYS = ['province', 'province_code', 'country', 'country_code'] as const;
+
+/** Every value of an address that its erasure empties (every string but the region's). */
+export function personalAddressValues(address: unknown): string[] {
+  if (!isObject(address)) return [];
+  return Object.entries(address)
+    .filter(([k, v]) => !(REGION_KEYS as readonly string[]).includes(k) && typeof v === 'string')
+    .map(([, v]) => v as string);
+}
+
+/**
+ * An order's copies of what the checkout's functions and shipping apps wrote (C11.3, C15.1
+ * completion): the shipping line's `title` (the chosen rate's, as a delivery function renamed it or
+ * a shipping app titled it) and each automatic discount's `title` (the discount function's message),
+ * with `pattern` replaced. Codes, values and amounts stay, so the order's figures do not move.
+ * Only the keys whose text changed are returned, for the UPDATE to set.
+ */
+export function scrubOrderText(
+  order: { shipping_line: unknown; automatic_discounts: unknown },
+  pattern: RegExp | null,
+): { shipping_line?: unknown; automatic_discounts?: unknown } {
+  const out: { shipping_line?: unknown; automatic_discounts?: unknown } = {};
+  if (!pattern) return out;
+  const text = (v: unknown) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
+  if (isObject(order.shipping_line)) {
+    const line = { ...order.shipping_line, title: text(order.shipping_line.title) };
+    if (line.title !== order.shipping_line.title) out.shipping_line = line;
+  }
+  if (Array.isArray(order.automatic_discounts)) {
+    const discounts = order.automatic_discounts.map((d) => (isObject(d) ? { ...d, title: text(d.title) } : d));
+    if (JSON.stringify(discounts) !== JSON.stringify(order.automatic_discounts)) out.automatic_discounts = discounts;
+  }
+  return out;
+}

@@ -3,13 +3,15 @@
 // The customer keeps its row (order history and totals still point at it) with the name, email,
 // phone, address and note emptied; the customer's orders lose email, phone and the personal parts
 // of their addresses, and so do its checkouts, with whatever their functions echoed of those
-// values in their stored results. Totals, line items, transactions and the addresses' region
+// values in their stored results (and the orders' copies of that text: the shipping line's and the
+// automatic discounts' titles). Totals, line items, transactions and the addresses' region
 // (province and country, which tax and sales-by-region accounting need) stay. The function runs
-// that saw the customer's data go (C11.5), and so do the customer's metafields.
+// that saw the customer's data go (C11.5), and so do the customer's metafields and the email kept
+// of its payment-processor subscriptions (C13).
 import type { Queryable } from '../db/db.js';
 import { eraseRunsAtCheckouts, eraseRunsNaming } from '../functions/function-runs.repo.js';
 import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
-import { erasedValuesPattern, scrubFunctionResultsText, scrubShippingRate } from './erased-text.js';
+import { erasedValuesPattern, personalAddressValues, scrubFunctionResultsText, scrubOrderText, scrubShippingRate } from './erased-text.js';
 
 /** The address without what identifies a person: only the region is kept. */
 const REGION_ONLY = (col: string) => `CASE WHEN ${col} IS NULL OR jsonb_typeof(${col}) <> 'object' THEN NULL ELSE
@@ -37,14 +39,34 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   );
   const customer = found[0] ?? null;
   const emails = [...new Set([t.customerEmail, customer?.email].filter((e): e is string => !!e).map((e) => e.toLowerCase()))];
-  const orders = await tx.query(
-    `UPDATE orders SET email = NULL, phone = NULL,
-       shipping_address = ${REGION_ONLY('shipping_address')}, billing_address = ${REGION_ONLY('billing_address')}, updated_at = $5
+  // The orders are read first (locked): what the checkout's functions and shipping apps echoed of the
+  // buyer was copied into the order at completion (the shipping line's title, the automatic
+  // discounts' titles), and goes with the values the erasure empties, read before they go.
+  const { rows: erasedOrders } = await tx.query<ErasedOrder>(
+    `SELECT id, email, phone, shipping_address, billing_address, shipping_line, automatic_discounts FROM orders
      WHERE store_id = $1 AND (
        ($2::uuid IS NOT NULL AND customer_id = $2::uuid)
        OR id IN (SELECT jsonb_array_elements_text($3::jsonb)::uuid)
-       OR (customer_id IS NULL AND lower(email) IN (SELECT jsonb_array_elements_text($4::jsonb))))`,
-    [t.storeId, customer?.id ?? null, JSON.stringify(t.orderIds), JSON.stringify(emails), now],
+       OR (customer_id IS NULL AND lower(email) IN (SELECT jsonb_array_elements_text($4::jsonb))))
+     ORDER BY id FOR UPDATE`,
+    [t.storeId, customer?.id ?? null, JSON.stringify(t.orderIds), JSON.stringify(emails)],
+  );
+  const orders = await tx.query(
+    `UPDATE orders o SET email = NULL, phone = NULL,
+       shipping_address = ${REGION_ONLY('o.shipping_address')}, billing_address = ${REGION_ONLY('o.billing_address')}, updated_at = $3,
+       shipping_line = CASE WHEN s.value ? 'shipping_line' THEN NULLIF(s.value->'shipping_line', 'null'::jsonb) ELSE o.shipping_line END,
+       automatic_discounts = CASE WHEN s.value ? 'automatic_discounts' THEN s.value->'automatic_discounts' ELSE o.automatic_discounts END
+     FROM jsonb_array_elements($2::jsonb) AS s(value)
+     WHERE o.store_id = $1 AND o.id = (s.value->>'id')::uuid`,
+    [t.storeId, JSON.stringify(erasedOrders.map((o) => ({ id: o.id, ...scrubOrderText(o, erasedValuesPattern(orderErasedValues(o, emails))) }))), now],
+  );
+  // What the platform keeps of the customer's payment-processor subscriptions (C13): the email,
+  // which later subscription events (they carry none) would otherwise send to the apps again.
+  await tx.query(
+    `UPDATE payment_subscriptions SET customer_email = NULL, updated_at = $4
+      WHERE store_id = $1 AND customer_email IS NOT NULL
+        AND (lower(customer_email) IN (SELECT jsonb_array_elements_text($2::jsonb)) OR order_id IN (SELECT jsonb_array_elements_text($3::jsonb)))`,
+    [t.storeId, JSON.stringify(emails), JSON.stringify(erasedOrders.map((o) => o.id)), now],
   );
   // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
   // that made the redacted orders, keep their lines and totals and lose email, address and note
@@ -88,6 +110,21 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
     await deleteOwnedMetafields(tx, t.storeId, 'customer', customer.id);
   }
   return { customers, orders: orders.rowCount };
+}
+
+interface ErasedOrder {
+  id: string;
+  email: string | null;
+  phone: string | null;
+  shipping_address: unknown;
+  billing_address: unknown;
+  shipping_line: unknown;
+  automatic_discounts: unknown;
+}
+
+/** The values the erasure empties on one order (its email, phone, the addresses but their region), and the redacted emails. */
+function orderErasedValues(o: ErasedOrder, emails: readonly string[]): (string | null)[] {
+  return [o.email, o.phone, ...emails, ...personalAddressValues(o.shipping_address), ...personalAddressValues(o.billing_address)];
 }
 
 interface ErasedCheckout {
