@@ -7,6 +7,7 @@ import { typed } from '../http/typed.js';
 import { callerStoreId } from '../http/user-auth.js';
 import { ROLES } from './jwt.js';
 import { createStaff, login, signup } from './accounts.service.js';
+import { noStore } from '../surfaces/no-store.js';
 
 const tags = ['accounts'];
 
@@ -30,6 +31,7 @@ const SessionSchema = Type.Object({
 
 /** `/auth/signup` and `/auth/login`: the public accounts surface. */
 export async function accountRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // platform JWTs
   const app = typed(instance);
   app.post('/auth/signup', {
     config: { errors: { 409: 'The email is already registered' } },

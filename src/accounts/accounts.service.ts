@@ -1,4 +1,5 @@
 // Accounts (C2): signup, login, store staff and the platform-operator account.
+import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, unauthenticated } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
@@ -11,18 +12,29 @@ import { beginLogin } from './login-throttle.js';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD = 8;
+/**
+ * Longest email, in characters: RFC 5321's path limit (256 octets less the angle brackets). Past
+ * about 2,700 bytes the unique index on lower(email) cannot hold the value, and the signup was a 500.
+ */
+export const MAX_EMAIL_CHARS = 254;
+/** Longest user name and store name: the platform's display-text limit (an app's name, a product's title). */
+export const MAX_DISPLAY_CHARS = 255;
+/** Characters as JSON Schema counts them (code points). */
+const chars = (text: string) => [...text].length;
 
 export const publicUser = (u: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) => ({ id: u.id, email: u.email, name: u.name, role: u.role });
 export const publicStore = (s: StoreRow | null) => (s ? { id: s.id, business: s.business, storeURL: s.slug } : null);
 
-function requireText(body: Record<string, unknown>, field: string): string {
+function requireText(body: Record<string, unknown>, field: string, maxChars = MAX_DISPLAY_CHARS): string {
   const value = body[field];
   if (typeof value !== 'string' || value.trim() === '') throw badRequest(`${field} is required`);
-  return value.trim();
+  const text = value.trim();
+  if (chars(text) > maxChars) throw badRequest(`${field} must be at most ${maxChars} characters`);
+  return text;
 }
 
 function checkCredentials(body: Record<string, unknown>): { email: string; password: string } {
-  const email = requireText(body, 'email').toLowerCase();
+  const email = requireText(body, 'email', MAX_EMAIL_CHARS).toLowerCase();
   if (!EMAIL_RE.test(email)) throw badRequest('email is not a valid email address');
   const password = body.password;
   // Characters (code points), as C2.1 counts them: `length` counts UTF-16 code units, so four
@@ -31,13 +43,23 @@ function checkCredentials(body: Record<string, unknown>): { email: string; passw
   return { email, password };
 }
 
+/**
+ * The slug a store's name gives (C2.5). A name with nothing a slug can hold (Cyrillic, CJK, Arabic,
+ * only punctuation: "Магазин", "日本の店") still makes a store, as a product or menu without a
+ * Latin title still gets a handle: `store-` and six random hex digits (random, not numbered: slugs
+ * are unique across the platform, and `store-N` would make every such signup scan all the others).
+ * It was a 400 "storeName must contain letters or digits", which such a name does.
+ */
+function storeSlugBase(storeName: string): string {
+  return slugify(storeName) || `store-${randomBytes(3).toString('hex')}`;
+}
+
 export async function signup(deps: Deps, body: Record<string, unknown>) {
   const { email, password } = checkCredentials(body);
   const name = requireText(body, 'name');
   const role = (body.role ?? 'MERCHANT') as Role;
   if (role !== 'MERCHANT' && role !== 'PARTNER') throw badRequest('role must be MERCHANT or PARTNER');
   const storeName = role === 'MERCHANT' ? requireText(body, 'storeName') : null;
-  if (storeName && !slugify(storeName)) throw badRequest('storeName must contain letters or digits');
   const passwordHash = await hashPassword(password);
   const now = deps.clock.now();
   const userId = uuidv7();
@@ -49,7 +71,7 @@ export async function signup(deps: Deps, body: Record<string, unknown>) {
         if (await findUserByEmail(tx, email)) throw conflict('email is already registered');
         await insertUser(tx, { id: userId, email, name, role, passwordHash, storeId: null, now });
         if (!storeName || !storeId) return null;
-        const slug = await freeSlug(tx, slugify(storeName));
+        const slug = await freeSlug(tx, storeSlugBase(storeName));
         await insertStore(tx, { id: storeId, business: storeName, slug, email, ownerId: userId, now });
         await tx.query('UPDATE users SET store_id = $1 WHERE id = $2', [storeId, userId]);
         return findStore(tx, storeId);

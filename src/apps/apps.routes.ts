@@ -7,6 +7,7 @@ import { envelopeListOf, envelopeOf, Id, nullable, PagingQuery } from '../http/s
 import { typed } from '../http/typed.js';
 import { AppSchema, appBodySchema } from './app-schemas.js';
 import { appView, createApp, listApps, ownedApp, patchApp, rotateSecret } from './apps.service.js';
+import { noStore } from '../surfaces/no-store.js';
 
 const params = Type.Object({ appId: Id('appId (UUID); another value is not found') });
 const tags = ['apps'];
@@ -15,6 +16,7 @@ const handleTaken = { errors: { 409: 'The handle is already taken' } };
 
 /** `/apps/developer/apps...`, registered in the developer surface (src/surfaces/developer.ts). */
 export async function appRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // client secrets
   const app = typed(instance);
   app.post('/apps/developer/apps', {
     config: handleTaken,

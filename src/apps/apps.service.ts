@@ -1,4 +1,5 @@
 // Apps (C3): a developer's app manifests and client credentials.
+import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { conflict, forbidden, notFound } from '../http/errors.js';
 import { randomToken, uuidv7, isUuid } from '../ids.js';
@@ -8,7 +9,6 @@ import type { PlatformUser } from '../accounts/jwt.js';
 import { findApp, listDeveloperApps, lockAppExtensions, updateApp, type AppRow } from './apps.repo.js';
 import { extensionsOf, MAX_APP_HANDLE_CHARS, mergeExtensions, readAppFields } from './app-input.js';
 import { syncAppFunctions } from '../functions/functions.repo.js';
-import { badRequest } from '../http/errors.js';
 
 export function appView(deps: Deps, app: AppRow, options: { withSecret: boolean }) {
   return {
@@ -36,8 +36,9 @@ export const newClientSecret = () => randomToken('svcsk', 32);
 
 export async function createApp(deps: Deps, developer: PlatformUser, body: Record<string, unknown>) {
   const fields = await readAppFields(body, deps.config, true);
-  const base = fields.handle ?? slugify(fields.name!);
-  if (!base) throw badRequest('name must contain letters or digits');
+  // C14.9: the slug of the name; a name with nothing a slug can hold ("配送アプリ") takes `app-` and
+  // six random hex digits, as a store's does (accounts.service.ts), rather than a 400.
+  const base = fields.handle ?? (slugify(fields.name!) || `app-${randomBytes(3).toString('hex')}`);
   const extensions = extensionsOf(fields.extensions);
   const now = deps.clock.now();
   // A handle the developer gave must be free (409); a default one made from the name takes the

@@ -66,6 +66,12 @@ export async function narrowEarlierGrants(q: Queryable, installationId: string, 
   return rows.length;
 }
 
+/** Whether the installation had a grant before `grantId`: it was active once (every activation is a code exchange, which makes one). */
+export async function hasEarlierGrant(q: Queryable, installationId: string, grantId: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM oauth_grants WHERE installation_id = $1 AND id <> $2 LIMIT 1', [installationId, grantId]);
+  return rows.length > 0;
+}
+
 export async function insertGrant(q: Queryable, row: { id: string; installation_id: string; scopes: string[]; created_at: Date; expires_at: Date }): Promise<void> {
   await insertRow(q, 'oauth_grants', { ...row }, { casts: SCOPES });
 }

@@ -13,6 +13,7 @@ import { callerStoreId } from '../http/user-auth.js';
 import { InstallationSchema } from './installation-schema.js';
 import { authorize, exchangeToken, listInstallations, uninstall } from './oauth.service.js';
 import { issueSessionToken } from './session-token.js';
+import { noStore } from '../surfaces/no-store.js';
 
 const tags = ['oauth'];
 
@@ -51,6 +52,7 @@ const Tokens = Type.Object({
 
 export async function oauthTokenRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   acceptFormBodies(instance);
+  noStore(instance); // tokens (RFC 6749 5.1)
   const app = typed(instance);
 
   app.post('/apps/oauth/token', {
@@ -69,6 +71,7 @@ export async function oauthTokenRoutes(instance: FastifyInstance, { deps }: { de
  */
 export async function oauthMerchantRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   acceptFormBodies(instance);
+  noStore(instance); // an authorization code in the handoff URL, session tokens
   const merchant = typed(instance);
 
   merchant.get('/apps/oauth/authorize', {

@@ -14,7 +14,7 @@ import {
   revokeInstallationTokens, type InstallationRow,
 } from './installations.repo.js';
 import {
-  codeInstallation, expireUnusedCodes, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
+  codeInstallation, expireUnusedCodes, hasEarlierGrant, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
@@ -153,7 +153,7 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
     const grant = { id: uuidv7(), expiresAt: new Date(now.getTime() + GRANT_TTL_MS), scopes: code.scopes };
     await insertGrant(tx, { id: grant.id, installation_id: code.installation_id, scopes: code.scopes, created_at: now, expires_at: grant.expiresAt });
     await markCodeUsed(tx, codeHash, grant.id, now);
-    await activateInstallation(deps, tx, app, code.installation_id, code.scopes, now);
+    await activateInstallation(deps, tx, app, code.installation_id, grant.id, code.scopes, now);
     // C4.6: the installation now has the scopes of this grant; earlier grants keep working but
     // lose any scope the merchant did not grant again. Cached tokens of the installation are
     // dropped everywhere (the NOTIFY) so that they are read again with their narrowed scopes.
@@ -165,14 +165,18 @@ async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknow
   return result.tokens;
 }
 
-async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installationId: string, scopes: string[], now: Date) {
+async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installationId: string, grantId: string, scopes: string[], now: Date) {
   const installation = (await findInstallation(tx, installationId))!;
   const becomingActive = installation.status !== 'active';
   // Billing on (re)activation (C10.1): the first install starts the trial; a reinstall while a
   // paid period still runs (`pending_uninstall`) simply resumes it; a reinstall after a full
-  // uninstall bills again from now, with no second trial.
+  // uninstall bills again from now, with no second trial. An installation removed while still
+  // `pending` (authorised, never exchanged) was never installed: its first exchange is the first
+  // install, trial included. Every activation makes a grant, so "ever active" is "an earlier grant".
   let billing: { billingStatus: string; trialEndsAt: Date | null; billingStartDate: Date | null } | null = null;
-  if (installation.status === 'pending') billing = billingOnInstall(app.pricing, now);
+  const firstInstall = installation.status === 'pending'
+    || (installation.status === 'uninstalled' && !(await hasEarlierGrant(tx, installationId, grantId)));
+  if (firstInstall) billing = billingOnInstall(app.pricing, now);
   else if (installation.status === 'uninstalled') {
     const fresh = billingOnInstall(app.pricing, now);
     billing = fresh.billingStatus === 'trialing'
