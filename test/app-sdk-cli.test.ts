@@ -1,4 +1,4 @@
-// svc-app, the SDK's command line (issue 14, in progress): a function run locally with the
+// svc-app, the SDK's command line (issue 14): a function run locally with the
 // platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked,
 // a test delivery triggered on the real platform. Run as a real process where it reads files or
 // triggers a delivery; `main` in-process against a listening platform.
@@ -22,8 +22,8 @@ import { uuidv7 } from '../src/ids.js';
 const run = promisify(execFile);
 const CLI = join(ROOT, 'packages/app-sdk/src/cli.ts');
 const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT }).then(
-  ({ stdout }) => ({ code: 0, stdout }),
-  (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
+  ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+  (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
 );
 
 let h: Harness;
@@ -49,7 +49,10 @@ describe('svc-app', () => {
     expect(JSON.parse(bad.stdout)).toMatchObject({ status: 'failure', errorType: 'RuntimeError' });
     const usage = await cli(['function', 'run']);
     expect(usage.code).toBe(2);
-    expect(usage.stdout).toContain('missing --target');
+    // A usage error is the shell's stderr: `svc-app ... > result.json` never holds the usage.
+    expect(usage.stderr).toContain('missing --target');
+    expect(usage.stderr).toContain('usage:');
+    expect(usage.stdout).toBe('');
   }, 60_000);
 
   it('webhook verify: a saved request signed by the platform passes; changed, it fails', async () => {
@@ -112,7 +115,8 @@ describe('svc-app', () => {
 
       const usage = await cli(['webhook', 'trigger', '--base', base, '--app', app.appId]);
       expect(usage.code).toBe(2);
-      expect(usage.stdout).toContain('missing --token, --topic, --address');
+      expect(usage.stderr).toContain('missing --token, --topic, --address');
+      expect(usage.stdout).toBe('');
       expect(rx.received).toHaveLength(2);
     } finally {
       await rx.close();
@@ -132,7 +136,7 @@ describe('svc-app', () => {
       ]);
       for (const [bad, message] of [['..', 'is not an app id'], ['.', 'is not an app id'], ['', 'missing --app']]) {
         lines.length = 0;
-        expect(await main(['webhook', 'trigger', '--base', platform.url, '--token', 't', '--app', bad, '--topic', 'orders/create', '--address', 'https://example.com/h'], say)).toBe(2);
+        expect(await main(['webhook', 'trigger', '--base', platform.url, '--token', 't', '--app', bad, '--topic', 'orders/create', '--address', 'https://example.com/h'], () => {}, say)).toBe(2);
         expect(lines[0]).toContain(message);
       }
       expect(platform.received).toHaveLength(2);

@@ -115,17 +115,17 @@ describe('svc-app: usage errors and unhelpful failures', () => {
       ['webhook', 'verify', '--secret', 's', '--request', 'r.json', 'extra'],
     ]) {
       const { lines, out } = capture();
-      expect(await main(argv, out), argv.join(' ')).toBe(2);
+      expect(await main(argv, () => {}, out), argv.join(' ')).toBe(2);
       expect(lines.join('\n')).toContain('usage:');
     }
     const { lines, out } = capture();
-    expect(await main(['function', 'run', '--target', 'cart.validations.generate.run', '--expr', 'x.cel'], out)).toBe(2);
+    expect(await main(['function', 'run', '--target', 'cart.validations.generate.run', '--expr', 'x.cel'], () => {}, out)).toBe(2);
     expect(lines.join('\n')).toMatch(/Unknown option '--expr'/);
   });
 
   it('--base that is not an http(s) URL is a usage error', async () => {
     const { lines, out } = capture();
-    const code = await main(['webhook', 'trigger', '--base', 'localhost:3000', '--token', 't', '--app', 'a', '--topic', 'orders/create', '--address', 'http://x'], out);
+    const code = await main(['webhook', 'trigger', '--base', 'localhost:3000', '--token', 't', '--app', 'a', '--topic', 'orders/create', '--address', 'http://x'], () => {}, out);
     expect(code).toBe(2);
     expect(lines.join('\n')).toContain('--base must be');
   });

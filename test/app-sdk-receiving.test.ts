@@ -223,7 +223,7 @@ describe('svc-app: repeated options and repeated headers', () => {
     const body = '{"id":1}';
     writeFileSync(file, JSON.stringify({ headers: { 'X-SVC-Hmac-SHA256': platformSign(SECRET, body), 'X-SVC-Topic': 'orders/create' }, body }));
     const { lines, out } = capture();
-    expect(await main(['webhook', 'verify', '--secret', 'wrong', '--request', file, '--secret', SECRET], out)).toBe(2);
+    expect(await main(['webhook', 'verify', '--secret', 'wrong', '--request', file, '--secret', SECRET], () => {}, out)).toBe(2);
     expect(lines.join('\n')).toMatch(/--secret given more than once[\s\S]*usage:/);
     // Given once, the saved request (header names as sent) verifies.
     expect(await main(['webhook', 'verify', '--secret', SECRET, '--request', file], () => {})).toBe(0);

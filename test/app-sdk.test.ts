@@ -1,4 +1,4 @@
-// The app SDK (packages/app-sdk, issue 14 in progress) against the real platform over HTTP: the
+// The app SDK (packages/app-sdk, issue 14) against the real platform over HTTP: the
 // install handoff checked and its code exchanged; tokens kept fresh with single-flight refreshes
 // (never tripping reuse detection); tokens kept in a file; session tokens verified; webhooks and
 // rate requests verified over their raw bytes, and refused when anything is off.

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomBytes } from 'node:crypto';
 import {
   acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, exchangeCode, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
-  type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
+  type AppClient, type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
 } from '@svc/app-sdk';
 import { quote } from './rates.js';
 import { SeenWebhooks } from './seen-webhooks.js';
@@ -42,8 +42,16 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   // it (both answer 200, or both 500 and are retried), rather than ship the order again.
   const handled = new SeenWebhooks();
   const shipping = new Map<string, Promise<void>>();
-  // The App API with the store's current token (refreshed by the keeper), inside its rate limit.
-  const clientFor = (shop: string) => createAppClient({ baseUrl: app.baseUrl, tokenProvider: () => keeper.accessToken(shop) });
+  // The App API with the store's current token (refreshed by the keeper), inside its rate limit: one
+  // client per store, as the SDK asks, since a client's budget is the platform's per (app, store)
+  // pair. A client per call knew nothing of the others': a burst of deliveries for one store (the
+  // platform sends up to 32 at once) went out together and met 429s, each then waiting a second.
+  const clients = new Map<string, AppClient>();
+  const clientFor = (shop: string) => {
+    let client = clients.get(shop);
+    if (!client) clients.set(shop, (client = createAppClient({ baseUrl: app.baseUrl, tokenProvider: () => keeper.accessToken(shop) })));
+    return client;
+  };
   const receive = (req: IncomingMessage) => receiveNodeRequest(req, { secret: app.clientSecret });
 
   const send = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') => {
@@ -130,8 +138,11 @@ export function createShippingApp(options: ShippingAppOptions): Server {
       shipments.eraseShop(shop);
     }
     await completeGdprRequest(client, requestId!, dataExportUrl ? { dataExportUrl } : {});
-    // The store is gone: its tokens go last, once they are no longer needed to complete.
-    if (message.topic === 'shop/redact') await keeper.forget(shop);
+    // The store is gone: its tokens (and its client) go last, once they are no longer needed to complete.
+    if (message.topic === 'shop/redact') {
+      clients.delete(shop);
+      await keeper.forget(shop);
+    }
     log(`GDPR ${message.topic} ${requestId} on ${shop}: completed`);
   }
 

@@ -8,7 +8,7 @@
 // have no try/catch, and a rejection escaping an `async` node:http handler ends the process.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parseWebhook, type WebhookMessage, type WebhookRefusal } from './payloads.js';
-import { rateReply, type RateOffer } from './rates.js';
+import { rateReply, type RateOffer, type RateRequestRefusal } from './rates.js';
 
 /** The default bound on a body (1 MiB): webhook and rate-request bodies are far smaller. */
 export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
@@ -154,8 +154,8 @@ export async function receiveNodeRequest(req: IncomingMessage, options: { secret
   }
 }
 
-/** The status a refusal is answered with. */
-export function refusalStatus(refusal: ReceiveRefusal): number {
+/** The status a refusal (of the receive functions, `parseWebhook` or `verifyRateRequest`) is answered with. */
+export function refusalStatus(refusal: ReceiveRefusal | RateRequestRefusal): number {
   switch (refusal.reason) {
     case 'missing signature':
     case 'bad signature':
@@ -182,12 +182,12 @@ export function sendRates(res: ServerResponse, rates: readonly RateOffer[]): voi
 }
 
 /** A refusal as a Web `Response` (`{ error }`). */
-export function refusalResponse(refusal: ReceiveRefusal): Response {
+export function refusalResponse(refusal: ReceiveRefusal | RateRequestRefusal): Response {
   return new Response(JSON.stringify({ error: refusal.reason }), { status: refusalStatus(refusal), headers: { 'content-type': JSON_TYPE } });
 }
 
 /** Writes a refusal to a Node response (`{ error }`). */
-export function sendRefusal(res: ServerResponse, refusal: ReceiveRefusal): void {
+export function sendRefusal(res: ServerResponse, refusal: ReceiveRefusal | RateRequestRefusal): void {
   const body = JSON.stringify({ error: refusal.reason });
   const status = refusalStatus(refusal);
   // A body cut short at the bound leaves unread bytes on the connection: close it.

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// svc-app: the app developer's command line (issue 14, in progress).
+// svc-app: the app developer's command line (issue 14). Results go to stdout; a usage error (exit 2)
+// goes to stderr with the usage, so `svc-app ... > result.json` never writes the usage into the file.
 //
 //   svc-app function run --target <target> --expression <file> --input <file> [--configuration <file>]
 //       Runs a function locally with the platform's own runtime: prints the result as JSON; exit
@@ -86,7 +87,11 @@ function segment(value: string): string {
   return encodeURIComponent(value);
 }
 
-export async function main(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+export async function main(
+  argv: string[],
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  error: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<number> {
   const [area, command, ...rest] = argv;
   try {
     // Inside the try: an unknown option or a stray argument is a usage error (exit 2, with the usage), not a crash.
@@ -144,7 +149,7 @@ export async function main(argv: string[], out: (line: string) => void = (l) => 
     throw new UsageError(`unknown command: ${[area, command].filter(Boolean).join(' ') || '(none)'}`);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    out(`${err.message}\n${USAGE}`);
+    error(`${err.message}\n${USAGE}`);
     return 2;
   }
 }

@@ -8,9 +8,10 @@
 //   headers and, when it is spent, waits until the reset instead of provoking a 429; a 429 still
 //   met (another process sharing the budget) is waited out for `Retry-After` seconds and retried;
 // - retries with exponential backoff and jitter for network errors and 5xx, only where a repeat is
-//   harmless: GET, HEAD, OPTIONS, PUT and DELETE. The platform has no idempotency key, so a POST or
-//   PATCH is retried only when it cannot have reached the server (connection refused, unknown host)
-//   or was refused by the rate limit before any work (429);
+//   harmless: GET, HEAD, OPTIONS, PUT and DELETE, and the two POSTs the platform documents as
+//   harmless to repeat (acknowledging and completing a GDPR request, C9.2). The platform has no
+//   idempotency key, so any other POST or PATCH is retried only when it cannot have reached the
+//   server (connection refused, unknown host) or was refused by the rate limit before any work (429);
 // - pages: `paginate` walks bare-body lists by their `Link: <...>; rel="next"` header (C5.4) and
 //   envelope lists by their `pagination` (`page`/`totalPages`), `data.pagination` (`hasMore`) or flat
 //   `data` counters (`total`/`page`/`limit`).
@@ -126,14 +127,19 @@ const RATE_WINDOW_MS = 1000;
 class RateBudget {
   state: RateLimitState = { limit: null, remaining: null, resetAt: null };
   private inFlight = 0;
-  private turns: Promise<void> = Promise.resolve();
+  /** How many requests took a turn: each one's number orders the sends. */
+  private sent = 0;
+  /** The number of the latest-sent request whose headers the state holds. */
+  private applied = 0;
+  private turns: Promise<number> = Promise.resolve(0);
   private waiters: Array<() => void> = [];
 
   constructor(private readonly marginMs: number) {}
 
-  take(signal?: AbortSignal | null): Promise<void> {
+  /** Waits for room and takes a unit; resolves to this send's number, for `done`. */
+  take(signal?: AbortSignal | null): Promise<number> {
     const turn = this.turns.then(() => this.waitForRoom(signal));
-    this.turns = turn.catch(() => undefined);
+    this.turns = turn.catch(() => 0);
     return turn;
   }
 
@@ -141,7 +147,7 @@ class RateBudget {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  private async waitForRoom(signal?: AbortSignal | null): Promise<void> {
+  private async waitForRoom(signal?: AbortSignal | null): Promise<number> {
     for (;;) {
       const { remaining, resetAt } = this.state;
       if (remaining === null) {
@@ -162,15 +168,21 @@ class RateBudget {
       this.state.remaining = null;
     }
     this.inFlight++;
+    return ++this.sent;
   }
 
-  /** A sent request ended (`headers` of its answer, or null when there was none). */
-  done(headers: Headers | null): void {
+  /** Request number `seq` ended (`headers` of its answer, or null when there was none). */
+  done(seq: number, headers: Headers | null): void {
     this.inFlight--;
     const limit = headers?.get('x-ratelimit-limit');
     const remaining = headers?.get('x-ratelimit-remaining');
     const reset = headers?.get('x-ratelimit-reset');
-    if (limit != null && remaining != null && reset != null && Number.isFinite(Number(remaining))) {
+    // Answers come back in any order: one sent before a request whose headers the state already
+    // holds says less than they did (the platform recorded it before that one, and that one's
+    // answer counted it, in flight then). Taken last, it gave back room the window no longer had,
+    // and the next requests met 429s.
+    if (seq > this.applied && limit != null && remaining != null && reset != null && Number.isFinite(Number(remaining))) {
+      this.applied = seq;
       // Requests still in flight may have been counted after this one: assume they were.
       this.state = { limit: Number(limit), remaining: Math.max(0, Number(remaining) - this.inFlight), resetAt: Number(reset) };
     }
@@ -184,6 +196,13 @@ class RateBudget {
 // Sending: token, budget, retries
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/**
+ * The POSTs the platform documents as harmless to repeat, sent again as a PUT is: an app's
+ * acknowledgment and completion of a GDPR request (C9.2; the service's `appGdprAction`). Their
+ * webhooks are never delivered again (C9.4), so one transient 503 or cut connection left the request
+ * pending until its deadline failed the app. Matched at the end of the path (a base URL may have one).
+ */
+const IDEMPOTENT_POST = /\/apps\/gdpr\/(?:acknowledge|complete)\/[^/]+$/;
 /** Errors raised before a byte of the request left: any method may be sent again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
@@ -234,7 +253,7 @@ function makeSender(options: AppClientOptions, budget: RateBudget): Fetch {
 
   return async function sendWithCare(request: Request): Promise<Response> {
     const method = request.method.toUpperCase();
-    const safe = SAFE_METHODS.has(method);
+    const safe = SAFE_METHODS.has(method) || (method === 'POST' && IDEMPOTENT_POST.test(new URL(request.url).pathname));
     // Only the App API is rate limited (app-api.md Limits); other surfaces send no budget headers.
     const limited = stayUnder && new URL(request.url).pathname.includes('/api/v');
     const signal = request.signal;
@@ -244,17 +263,17 @@ function makeSender(options: AppClientOptions, budget: RateBudget): Fetch {
       // The token first (a provider may refresh it): a failure there is no reason to send again.
       const bearer = await token();
       if (bearer) outgoing.headers.set('authorization', `Bearer ${bearer}`);
-      if (limited) await budget.take(signal);
+      const seq = limited ? await budget.take(signal) : 0;
       let res: Response;
       try {
         res = await send(outgoing);
       } catch (err) {
-        if (limited) budget.done(null);
+        if (limited) budget.done(seq, null);
         if (last || isAbort(err, signal) || !(safe || neverSent(err))) throw err;
         await sleep(backoff(attempt - 1), signal);
         continue;
       }
-      if (limited) budget.done(res.headers);
+      if (limited) budget.done(seq, res.headers);
       if (last) return res;
       if (res.status === 429) {
         // Refused before any work was done, whatever the method: wait as told, then again.

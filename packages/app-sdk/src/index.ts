@@ -1,7 +1,7 @@
 // @svc/app-sdk: what an app built on the store platform needs (issue 14).
 export { signBody, verifyBodySignature, SIGNATURE_HEADER } from './signatures.js';
 export { verifyMessage, headerValue, type VerifiedMessage, type Refusal, type HeaderBag } from './webhooks.js';
-export { verifyRateRequest, rateReply, currencyDigits, toMinorUnits, fromMinorUnits, type RateRequest, type RateOffer, type RateItem, type RateAddress } from './rates.js';
+export { verifyRateRequest, rateReply, currencyDigits, toMinorUnits, fromMinorUnits, type RateRequest, type RateRequestRefusal, type RateOffer, type RateItem, type RateAddress } from './rates.js';
 export { verifySessionToken, type SessionToken } from './session-token.js';
 export {
   verifyHandoff, exchangeCode, refreshTokens, TokenKeeper, MemoryTokenStore, FileTokenStore, PlatformError, CodeAlreadyExchangedError, HANDOFF_MAX_AGE_SECONDS,

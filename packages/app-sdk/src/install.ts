@@ -214,10 +214,20 @@ export class TokenKeeper {
     private readonly options: { marginMs?: number; now?: () => number } = {},
   ) {}
 
-  /** Saves the first tokens of an installation (after `exchangeCode`). */
+  /**
+   * Saves the first tokens of an installation (after `exchangeCode`). When the save fails the caller
+   * gets the error, and the tokens are kept as a failed refresh's are (`unsaved`): their code is
+   * spent (C4.4), so the platform gives them no second time, and a reload of the app's `/auth` page
+   * is a `CodeAlreadyExchangedError` that the app answers as installed.
+   */
   async install(shop: string, tokens: Tokens): Promise<void> {
     this.unsaved.delete(shop);
-    await this.store.set(shop, tokens);
+    try {
+      await this.store.set(shop, tokens);
+    } catch (err) {
+      this.unsaved.set(shop, tokens);
+      throw err;
+    }
   }
 
   /** Forgets a store (after `app/uninstalled`, or `shop/redact` once completed): its tokens are deleted. */

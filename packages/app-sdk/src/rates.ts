@@ -41,9 +41,17 @@ export interface RateOffer {
   max_delivery_date?: string;
 }
 
-/** Verifies and parses a rate request (topic `shipping/rates`). */
-export function verifyRateRequest(input: { rawBody: string | Uint8Array; headers: Parameters<typeof verifyMessage>[0]['headers']; secret: string }): VerifiedMessage<RateRequest> | Refusal {
-  return verifyMessage<RateRequest>(input);
+/** Why `verifyRateRequest` refused: `verifyMessage`'s reasons, or a signed delivery of another topic. */
+export type RateRequestRefusal = Refusal | { ok: false; reason: 'not a rate request'; topic: string };
+
+/**
+ * Verifies and parses a rate request: signed, and of topic `shipping/rates`. Another signed delivery
+ * (an `orders/create` sent to the same address) is refused (400), not typed as a rate request.
+ */
+export function verifyRateRequest(input: { rawBody: string | Uint8Array; headers: Parameters<typeof verifyMessage>[0]['headers']; secret: string }): VerifiedMessage<RateRequest> | RateRequestRefusal {
+  const verdict = verifyMessage<RateRequest>(input);
+  if (verdict.ok && verdict.topic !== 'shipping/rates') return { ok: false, reason: 'not a rate request', topic: verdict.topic };
+  return verdict;
 }
 
 /** The JSON body of the answer (C15.3: `{ rates: [...] }`). */
