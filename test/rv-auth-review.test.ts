@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupMerchant, signupPartner, storeWithApp } from './helpers/actors.js';
+import { insertProduct } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -136,6 +137,24 @@ describe('RFC 6749 5.1: answers that carry a credential are marked Cache-Control
     expectNoStore(await h.req('GET', `/apps/developer/apps/${appId}`, { token: s.partner.token }), 'app get');
     expectNoStore(await h.req('PATCH', `/apps/developer/apps/${appId}`, { token: s.partner.token, body: { tier: 'pro' } }), 'app patch');
     expectNoStore(await h.req('POST', `/apps/developer/apps/${appId}/rotate-secret`, { token: s.partner.token }), 'rotate');
+  });
+
+  it('a webhook signing secret (API subscription create, store webhook create and list) and a checkout (its token, the buyer) are no-store too', async () => {
+    const s = await storeWithApp(h, { scopes: ['read_shop', 'read_products'] });
+    const sub = await h.req('POST', '/api/v1/webhooks.json', { token: s.accessToken, body: { webhook: { topic: 'products/update', address: 'https://example.com/hooks/p' } } });
+    expect(sub.statusCode, sub.body).toBe(201);
+    expectNoStore(sub, 'subscription create');
+    const hook = await h.req('POST', '/webhooks', { token: s.merchant.token, body: { topic: 'products/update', address: 'https://example.com/hooks/s' } });
+    expect(hook.statusCode, hook.body).toBe(201);
+    expectNoStore(hook, 'store webhook create');
+    expectNoStore(await h.req('GET', '/webhooks', { token: s.merchant.token }), 'store webhook list');
+
+    const product = await insertProduct(h, s.merchant.storeId);
+    const checkout = await h.req('POST', `/storefront/${s.merchant.slug}/checkouts`, { body: { line_items: [{ product_id: product.id, quantity: 1 }] } });
+    expect(checkout.statusCode, checkout.body).toBe(201);
+    expectNoStore(checkout, 'checkout create');
+    expectNoStore(await h.req('GET', `/storefront/${s.merchant.slug}/checkouts/${checkout.json().data.checkout.token}`), 'checkout read');
+    expectNoStore(await h.req('GET', `/storefront/${s.merchant.slug}/checkouts/nope`), 'checkout 404');
   });
 });
 

@@ -11,6 +11,7 @@ import { CheckoutChangeSchema, CheckoutCreateSchema } from './checkout-input.js'
 import { CheckoutSchema } from './checkout-view.js';
 import { ShippingRateSchema } from './rate.js';
 import { changeCheckout, checkoutShippingRates, completeCheckout, createCheckout, getCheckout } from './checkout.service.js';
+import { noStore } from '../surfaces/no-store.js';
 
 const tags = ['checkout'];
 const store = Type.Object({ storeURL: Type.String({ description: 'the store slug' }) });
@@ -18,6 +19,7 @@ const checkout = Type.Object({ ...store.properties, token: Type.String({ descrip
 const checkoutBody = envelopeOf(Type.Object({ checkout: CheckoutSchema }));
 
 export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // the checkout token (a bearer secret, C15.1) and the buyer's email and address
   const app = typed(instance);
 
   app.post('/storefront/:storeURL/checkouts', {

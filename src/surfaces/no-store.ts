@@ -2,7 +2,8 @@
 // service (a proxy, a browser's back button). RFC 6749 section 5.1 requires `Cache-Control: no-store`
 // and `Pragma: no-cache` on the token endpoint's answers; the same holds for every other answer
 // that hands out a secret: an authorization code in a handoff URL, a session token, a platform JWT
-// (signup, login), an app's client secret (create, get, update, rotate).
+// (signup, login), an app's client secret (create, get, update, rotate), a webhook's signing secret
+// (API subscriptions, store webhooks), a checkout's token with the buyer's address.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 function setNoStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {

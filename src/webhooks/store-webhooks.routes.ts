@@ -9,12 +9,14 @@ import { envelopeListOf, envelopeOf, PagingQuery } from '../http/schemas.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { typed } from '../http/typed.js';
 import { STORE_ROLES, callerStoreId } from '../http/user-auth.js';
+import { noStore } from '../surfaces/no-store.js';
 import { createStoreWebhook, deleteStoreWebhook, listStoreWebhooks, StoreWebhookSchema, SubscriptionBody } from './subscriptions.service.js';
 
 const tags = ['webhooks'];
 const config = { roles: STORE_ROLES };
 
 export async function storeWebhookRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // the webhooks' signing secrets (create and list)
   const app = typed(instance);
   app.post('/webhooks', {
     config: { ...config, bodyKey: 'webhook', errors: { 422: 'The topic is not subscribable, or the address is not an allowed https URL (C6.5, C8.9)' } },

@@ -6,12 +6,14 @@ import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { EmptyBody } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
+import { noStore } from '../surfaces/no-store.js';
 import { createSubscription, deleteSubscription, listSubscriptions, SubscriptionBody, SubscriptionSchema } from './subscriptions.service.js';
 
 const tags = ['webhooks'];
 const config = { scope: 'read_shop' as const, shape: 'errors' as const };
 
 export async function webhookApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // a new subscription's signing secret
   const api = typed(instance);
   api.post('/webhooks.json', {
     config: { ...config, bodyKey: 'webhook', errors: { 422: 'The topic is not subscribable, or the address is not an allowed https URL (C6.4, C8.9)' } },
