@@ -303,6 +303,26 @@ describe('an empty secret is a configuration error, never a pass (app-api.md Sig
     const token = `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ dest: 'victim', sub: 'x', aud: 'a', iss: 'i', exp: Math.floor(Date.now() / 1000) + 60 })).toString('base64url')}.${createHmac('sha256', '').update('x').digest('base64url')}`;
     await expect(verifySessionToken(token, { clientId: 'a', clientSecret: '', issuer: 'i' })).rejects.toThrow();
   });
+
+  it('verifySessionToken refuses to check without an issuer or client id (jose would skip the iss/aud checks): a token of another app or platform never passes', async () => {
+    const sign = (claims: Record<string, unknown>) => {
+      const head = `${Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+      return `${head}.${createHmac('sha256', 'app-secret').update(head).digest('base64url')}`;
+    };
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const platform = 'https://platform.test';
+    const otherApp = sign({ dest: 'victim', sub: 'x', aud: 'another-app', iss: platform, exp }); // this platform, another app
+    const otherPlatform = sign({ dest: 'victim', sub: 'x', aud: 'this-app', iss: 'https://elsewhere.test', exp }); // another platform
+    // With both given, each is refused, and a token of this app and platform passes.
+    const full = { clientId: 'this-app', clientSecret: 'app-secret', issuer: platform };
+    await expect(verifySessionToken(otherApp, full)).rejects.toThrow();
+    await expect(verifySessionToken(otherPlatform, full)).rejects.toThrow();
+    await expect(verifySessionToken(sign({ dest: 'shop', sub: 'x', aud: 'this-app', iss: platform, exp }), full)).resolves.toMatchObject({ shop: 'shop' });
+    // Without the client id, jose would not check aud (another app's token would pass); without the issuer, not iss.
+    await expect(verifySessionToken(otherApp, { ...full, clientId: undefined as unknown as string })).rejects.toBeInstanceOf(TypeError);
+    await expect(verifySessionToken(otherPlatform, { ...full, issuer: undefined as unknown as string })).rejects.toBeInstanceOf(TypeError);
+    await expect(verifySessionToken(otherApp, { ...full, clientId: '', issuer: '' })).rejects.toBeInstanceOf(TypeError);
+  });
 });
 
 describe('function fixtures (C11): a fixture file that is not JSON', () => {

@@ -2,6 +2,7 @@
 // client secret; `iss` the platform's site URL, `aud` the client id, `dest` the store's slug,
 // `sub` the store's id, a 60-second life.
 import { jwtVerify } from 'jose';
+import { assertSecret } from './signatures.js';
 
 export interface SessionToken {
   /** The store's slug. */
@@ -18,6 +19,12 @@ export async function verifySessionToken(
   app: { clientId: string; clientSecret: string; issuer: string },
   options: { clockToleranceSeconds?: number; now?: Date } = {},
 ): Promise<SessionToken> {
+  assertSecret(app.clientSecret, 'clientSecret');
+  // jose checks `iss` and `aud` only when it is given them: an unset ISSUER or CLIENT_ID (undefined
+  // behind a `!`) would let a token for another app or platform through. A configuration error.
+  for (const [name, value] of [['issuer', app.issuer], ['clientId', app.clientId]] as const) {
+    if (typeof value !== 'string' || value === '') throw new TypeError(`${name} is missing: give the platform's URL (issuer) and the app's client id`);
+  }
   const { payload } = await jwtVerify(token, new TextEncoder().encode(app.clientSecret), {
     algorithms: ['HS256'],
     issuer: app.issuer,
