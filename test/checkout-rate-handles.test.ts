@@ -97,6 +97,39 @@ describe('two offered rates never share a handle (C15.3, C15.1)', () => {
   });
 });
 
+describe('the chosen rate is the one chosen, by handle and app (C15.1, C15.3)', () => {
+  it('app `x-b` code `c` chosen, later withdrawn, and app `x` now offering code `b-c` (the same handle `app-x-b-c`, the same price): completion is a 422, not an order with the other app\'s rate', async () => {
+    const x = `h${uniq()}`;
+    let firstRates: Reply[] = [];
+    let secondRates: Reply[] = [{ service_name: 'Economy', service_code: 'c', total_price: '900' }];
+    const ratesOf = (list: () => Reply[]) => startReceiver(() => ({
+      status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates: list().map((r) => ({ ...r, currency: 'USD' })) }),
+    }));
+    const first = await ratesOf(() => firstRates);
+    const second = await ratesOf(() => secondRates);
+    receivers.push(first, second);
+    const { s } = await storeWithShippingApps([{ handle: x, rx: first }, { handle: `${x}-b`, rx: second }]);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 5 });
+    const token = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address })).json().data.checkout.token as string;
+    expect((await rates(s, token)).json().data.shipping_rates.map((r: { handle: string; source: string }) => [r.handle, r.source])).toEqual([[`app-${x}-b-c`, `${x}-b`]]);
+    const chosen = await change(s, token, { shipping_rate: { handle: `app-${x}-b-c` }, payment_method: 'card' });
+    expect(chosen.statusCode, chosen.body).toBe(200);
+    expect(chosen.json().data.checkout.shipping_line).toMatchObject({ source: `${x}-b`, title: 'Economy', price: '9.00' });
+
+    // The answers expire; now app `x-b` offers nothing and app `x` offers `b-c`, which makes the same handle.
+    secondRates = [];
+    firstRates = [{ service_name: 'Express', service_code: 'b-c', total_price: '900' }];
+    await h.advance(16 * 60);
+    expect((await rates(s, token)).json().data.shipping_rates.map((r: { handle: string; source: string }) => [r.handle, r.source])).toEqual([[`app-${x}-b-c`, x]]);
+
+    const done = await complete(s, token);
+    expect(done.statusCode, done.body).toBe(422);
+    expect(done.body).toContain('a shipping rate that is still offered');
+    const { rows } = await h.db.query('SELECT 1 FROM orders WHERE store_id = $1', [s.merchant.storeId]);
+    expect(rows).toHaveLength(0);
+  });
+});
+
 const statementsOf = async (fn: () => Promise<unknown>) => (await statementsOfDb(h.deps.db, fn)).map((q) => q.name);
 
 describe('choosing a rate reads the store\'s set as a quote does (C15.1, C11.4)', () => {

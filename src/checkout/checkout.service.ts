@@ -250,6 +250,15 @@ export async function checkoutShippingRates(deps: Deps, storeURL: string, token:
   return ratesOf(deps, functionCall(store, row, token), byTarget(functions), await stateOf(deps, deps.db, row, catalog), { zones, shipping, cached });
 }
 
+/**
+ * Whether an offered rate is the one the buyer chose: its handle and its app. One offer never holds
+ * two rates with one handle, but `app-{app_handle}-{service_code}` is not one-to-one across apps
+ * (app `a-b`'s code `c`, app `a`'s code `b-c`): by the time of completion the rate chosen may be
+ * gone and another app's rate hold its handle, which is not the buyer's choice.
+ */
+const isChosenRate = (offered: ShippingRate, chosen: { handle: string; source: string | null }) =>
+  offered.handle === chosen.handle && offered.source === (chosen.source ?? null);
+
 /** What completion still needs, in the buyer's words (422 when anything is missing). */
 function missingForCompletion(state: CheckoutState, rates: ShippingRate[]): string[] {
   const { row } = state;
@@ -259,7 +268,7 @@ function missingForCompletion(state: CheckoutState, rates: ShippingRate[]): stri
   if (state.requiresShipping) {
     if (!row.shipping_address) missing.push('a shipping address');
     if (!row.shipping_rate) missing.push('a shipping rate');
-    else if (!rates.some((r) => r.handle === row.shipping_rate!.handle)) missing.push('a shipping rate that is still offered');
+    else if (!rates.some((r) => isChosenRate(r, row.shipping_rate!))) missing.push('a shipping rate that is still offered');
   }
   if (!row.payment_method) missing.push('a payment method');
   else if (!state.paymentMethods.some((m) => m.handle === row.payment_method)) missing.push('a payment method that is still offered');
@@ -354,7 +363,7 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   const missing = missingForCompletion(state, rates);
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));
-  const rate = state.requiresShipping ? rates.find((r) => r.handle === row.shipping_rate!.handle)! : null;
+  const rate = state.requiresShipping ? rates.find((r) => isChosenRate(r, row.shipping_rate!))! : null;
   if (rate && minorOf(rate.price) !== minorOf(row.shipping_rate!.price)) await repriceChosenRate(deps, store, token, row, rate);
   const input = orderInputOf(state, rate);
   let order;
