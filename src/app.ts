@@ -6,6 +6,7 @@ import { asAppError, installErrorHandler, sendError } from './http/error-handler
 import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeIndex } from './http/route-shapes.js';
+import { clientErrorHandler, expectationFailedHandler } from './http/client-errors.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
 import { compileValidator } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
@@ -105,8 +106,20 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       if (request.url.startsWith('/api/v1/')) return unroutedGate(request, reply, answer);
       answer();
     },
+    // Requests Node's parser refuses (headers over 16 KiB, broken framing, a request line that is
+    // not HTTP) never become requests: answered in the shape of the endpoint their request line
+    // names, with the version header under /api/v1 (src/http/client-errors.ts).
+    clientErrorHandler: clientErrorHandler(
+      (method, path) => routeOfUrl(method, path).shape,
+      (method, status) => deps.metrics.observeRequest(method, UNMATCHED_ROUTE, status, 0),
+    ),
   });
   const routeOfUrl = routeIndex(app);
+  // Node's own 417 for an `Expect` other than 100-continue, in the endpoint's shape too.
+  app.server.on('checkExpectation', expectationFailedHandler(
+    (method, path) => routeOfUrl(method, path).shape,
+    (method, status) => deps.metrics.observeRequest(method, UNMATCHED_ROUTE, status, 0),
+  ));
   const unroutedGate = unroutedApiGate(deps, routeOfUrl);
   recordRoutes(app); // every route with its surface (src/surfaces/surface.ts; test/auth-matrix.test.ts)
   installErrorHandler(app);
