@@ -15,7 +15,9 @@
 // Teredo (2001::/32) and the NAT64 local-use prefix 64:ff9b:1::/48 are refused outright: where the
 // IPv4 address sits in them depends on a relay or an operator's choice, and no webhook endpoint
 // needs either. The AWS IPv6 metadata address fd00:ec2::254 is unique-local, so refused.
-import { lookup } from 'node:dns/promises';
+//
+// Every lookup of a name for an outbound request (save-time checks and the sockets of deliveries and
+// rate requests) goes through one process-wide gate (`lookupAll`), see there.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -112,7 +114,7 @@ export async function checkPublicHost(url: URL, allowPrivate: boolean): Promise<
   if (isIP(host)) addresses = [host];
   else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+      addresses = (await lookupAllAsync(host, { verbatim: true }, SAVE_LOOKUP_TIMEOUT_MS)).map((a) => a.address);
     } catch {
       return { ok: false, reason: 'host does not resolve' };
     }
@@ -127,24 +129,168 @@ export async function checkTargetUrl(value: unknown, allowPrivate: boolean): Pro
 }
 
 /**
+ * Outbound names are looked up with `dns.lookup` (getaddrinfo, so /etc/hosts and the system's
+ * resolver settings hold), which runs on libuv's threadpool (4 threads unless UV_THREADPOOL_SIZE says
+ * otherwise) and has no timeout of its own: a name whose nameserver never answers (any subdomain of
+ * an attacker's domain; a dead resolver) holds a thread for as long as the system resolver retries.
+ * Four such names would stall everything else on the pool for that long: password hashing (scrypt)
+ * at login, file reads, zlib, every other delivery's and checkout's lookups. So at most
+ * LOOKUP_CONCURRENCY lookups of outbound names are in getaddrinfo at once, process-wide, and the
+ * others wait their turn; a lookup that has no answer by its deadline (waiting included) fails with
+ * code `ETIMEOUT`, while the gate keeps counting its getaddrinfo until that really returns (the
+ * thread is busy until then). Trusted names (the database, Redis, SMTP) do not go through the gate.
+ */
+export const LOOKUP_CONCURRENCY = 2;
+/** Deadline of a save-time lookup (a subscription's, webhook's or app URL's host). */
+export const SAVE_LOOKUP_TIMEOUT_MS = 5000;
+/** Deadline of `guardedLookup` (the webhook attempt's 10 s; a caller with a shorter deadline uses `guardedLookupWithin`). */
+export const SEND_LOOKUP_TIMEOUT_MS = 10_000;
+
+/** Places counted while their work runs; the rest wait in arrival order. */
+class Gate {
+  private active = 0;
+  private readonly waiting = new Set<() => void>();
+  constructor(private readonly limit: number) {}
+
+  /** Runs `start` once a place is free (at once if one is), handing it the place's release. Returns a withdrawal of a start not yet run. */
+  enter(start: (release: () => void) => void): () => void {
+    const go = () => {
+      this.active++;
+      let released = false;
+      start(() => {
+        if (released) return;
+        released = true;
+        this.active--;
+        this.next();
+      });
+    };
+    if (this.active < this.limit) {
+      go();
+      return () => {};
+    }
+    this.waiting.add(go);
+    return () => this.waiting.delete(go);
+  }
+
+  /** Places taken, and starts waiting for one. */
+  counts(): { active: number; waiting: number } {
+    return { active: this.active, waiting: this.waiting.size };
+  }
+
+  private next(): void {
+    while (this.active < this.limit && this.waiting.size) {
+      const [go] = this.waiting;
+      this.waiting.delete(go);
+      go();
+    }
+  }
+}
+
+const lookupGate = new Gate(LOOKUP_CONCURRENCY);
+
+/** The outbound lookup gate's counts, one per getaddrinfo however many callers share it (tests). */
+export const outboundLookups = (): { active: number; waiting: number } => lookupGate.counts();
+
+const lookupTimeoutError = (hostname: string, timeoutMs: number) =>
+  Object.assign(new Error(`lookup of ${hostname} had no answer in ${timeoutMs} ms`), { code: 'ETIMEOUT', hostname, syscall: 'getaddrinfo' }) as NodeJS.ErrnoException;
+
+type LookupAllCallback = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void;
+
+/** One getaddrinfo and the callers waiting for its answer. */
+interface Flight {
+  readonly callers: Set<LookupAllCallback>;
+  started: boolean;
+  withdraw: () => void;
+}
+
+/**
+ * Lookups asked for and not yet answered, by name and options: callers asking for the same name at
+ * once share one getaddrinfo (a burst of checkouts opening connections to one app's host takes one
+ * place at the gate, not one each), and a name that never answers holds one place however often it
+ * is asked for. Only concurrent callers share: each answer is fresh (C8.9 checks every connection).
+ */
+const flights = new Map<string, Flight>();
+
+/**
+ * `dns.lookup(hostname, { ...options, all: true })` through the gate, failing with `ETIMEOUT` after
+ * `timeoutMs` (waiting for the gate included).
+ */
+export function lookupAll(hostname: string, options: LookupOptions, timeoutMs: number, callback: LookupAllCallback): void {
+  const key = JSON.stringify([hostname, options.family ?? 0, options.hints ?? 0, options.verbatim ?? null, (options as { order?: string }).order ?? null]);
+  let flight = flights.get(key);
+  if (!flight) {
+    const f: Flight = { callers: new Set(), started: false, withdraw: () => {} };
+    flights.set(key, f);
+    const answer = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+      if (flights.get(key) === f) flights.delete(key);
+      for (const caller of f.callers) caller(err, addresses);
+    };
+    f.withdraw = lookupGate.enter((release) => {
+      f.started = true;
+      try {
+        dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+          release();
+          answer(err, err ? [] : (addresses as LookupAddress[]));
+        });
+      } catch (err) {
+        // A bad argument throws before anything reaches the threadpool (answered in a later turn,
+        // when the caller is listening).
+        release();
+        process.nextTick(answer, err as NodeJS.ErrnoException, []);
+      }
+    });
+    flight = f;
+  }
+  const f = flight;
+  let done = false;
+  const caller: LookupAllCallback = (err, addresses) => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    f.callers.delete(caller);
+    callback(err, addresses);
+  };
+  f.callers.add(caller);
+  const timer = setTimeout(() => {
+    caller(lookupTimeoutError(hostname, timeoutMs), []);
+    // Nobody left waiting for a lookup still waiting for the gate: it is not asked at all.
+    if (!f.callers.size && !f.started) {
+      f.withdraw();
+      if (flights.get(key) === f) flights.delete(key);
+    }
+  }, timeoutMs);
+  // A lookup waits only while others are in getaddrinfo, which keeps the process alive anyway.
+  timer.unref();
+}
+
+const lookupAllAsync = (hostname: string, options: LookupOptions, timeoutMs: number): Promise<LookupAddress[]> =>
+  new Promise((resolve, reject) => lookupAll(hostname, options, timeoutMs, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+
+/**
  * A `lookup` for outbound sockets that refuses a host resolving to any blocked address (C8.9), so
  * the address checked is the address connected to: a name that resolved to a public address when
  * it was saved and to a private one now (DNS rebinding) is refused at send time. The error carries
- * code `BLOCKED_ADDRESS`. IP literals never reach a lookup: check them with `isBlockedHost` first.
+ * code `BLOCKED_ADDRESS`; a lookup with no answer within `timeoutMs` (the caller's own deadline)
+ * fails with code `ETIMEOUT`, a network error like any other lookup failure. IP literals never reach
+ * a lookup: check them with `isBlockedHost` first.
  */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  if (isBlockedName(hostname)) return callback(blockedError(hostname), '', 0);
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 0);
-    const list = addresses as LookupAddress[];
-    if (!list.length || list.some((a) => isBlockedIp(a.address))) {
-      return callback(blockedError(hostname), '', 0);
-    }
-    // Node asks for `all` when it races address families (autoSelectFamily); otherwise one address.
-    if (options.all) return (callback as any)(null, list);
-    callback(null, list[0].address, list[0].family);
-  });
+export function guardedLookupWithin(timeoutMs: number) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    if (isBlockedName(hostname)) return callback(blockedError(hostname), '', 0);
+    lookupAll(hostname, options, timeoutMs, (err, list) => {
+      if (err) return callback(err, '', 0);
+      if (!list.length || list.some((a) => isBlockedIp(a.address))) {
+        return callback(blockedError(hostname), '', 0);
+      }
+      // Node asks for `all` when it races address families (autoSelectFamily); otherwise one address.
+      if (options.all) return (callback as any)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
 }
+
+/** `guardedLookupWithin` the webhook attempt's deadline. */
+export const guardedLookup = guardedLookupWithin(SEND_LOOKUP_TIMEOUT_MS);
 
 const blockedError = (hostname: string) =>
   Object.assign(new Error(`${hostname} is or resolves to a private address`), { code: 'BLOCKED_ADDRESS' }) as NodeJS.ErrnoException;

@@ -4,7 +4,7 @@
 // hard 10 s deadline per attempt (connect, headers and body together), and no redirects followed.
 // While private addresses are not allowed, the address is checked as it is connected (C8.9).
 import { Agent, type Dispatcher } from 'undici';
-import { guardedLookup, isBlockedHost } from '../net/address-safety.js';
+import { guardedLookupWithin, isBlockedHost } from '../net/address-safety.js';
 import { storableText } from '../functions/runtime/storable-text.js';
 
 /** app-api.md Retries 4 and Limits: an attempt with no complete response in 10 s has failed. */
@@ -67,7 +67,7 @@ export class WebhookHttp {
       keepAliveMaxTimeout: 60_000,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      connect: { timeout: timeoutMs, ...(allowPrivate ? {} : { lookup: guardedLookup }) },
+      connect: { timeout: timeoutMs, ...(allowPrivate ? {} : { lookup: guardedLookupWithin(timeoutMs) }) },
     });
   }
 
