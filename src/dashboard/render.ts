@@ -40,9 +40,16 @@ export function helpers(locale: string, carry: { limit?: string } = {}) {
       const text = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
       return `<time datetime="${d.toISOString()}">${text}</time>`;
     },
+    /**
+     * An amount as the services write it (a decimal string), formatted from that text: Intl reads a
+     * numeric string exactly, where `Number()` rounded sums past 2^53 cents (the ledger's figures
+     * are exact there, docs/decisions.md) a cent or more off.
+     */
     money(amount: string, currency: string): string {
       try {
-        return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(Number(amount));
+        const exact = typeof amount === 'string' && /^-?[0-9]+(\.[0-9]+)?$/.test(amount);
+        const format = new Intl.NumberFormat(locale, { style: 'currency', currency }).format as (value: number | string) => string;
+        return format(exact ? amount : Number(amount));
       } catch {
         return `${amount} ${currency}`;
       }

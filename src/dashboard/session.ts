@@ -17,6 +17,8 @@ import type { PlatformUser } from '../accounts/jwt.js';
 export const SESSION_COOKIE = 'svc_session';
 export const LOGIN_NONCE_COOKIE = 'svc_login_nonce';
 export const DASHBOARD_PATH = '/dashboard';
+/** How long a shown login form stays usable (its nonce cookie's lifetime). */
+export const LOGIN_NONCE_SECONDS = 3600;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,12 +67,15 @@ export async function sessionUser(deps: Deps, request: FastifyRequest) {
 const csrfKey = (deps: Deps) => createHash('sha256').update(`dashboard-csrf\0${deps.config.secret}`).digest();
 const mac = (deps: Deps, binding: string) => createHmac('sha256', csrfKey(deps)).update(binding).digest('base64url');
 
-/** The login form's nonce: the one in the request's cookie, or a new one set on the reply. */
+/**
+ * The login form's nonce: the one in the request's cookie, or a new one. Set on the reply either
+ * way, so the cookie lives an hour from the form's latest showing: kept from the first one, a form
+ * reloaded at minute 59 was refused as expired at minute 61 (the browser had dropped the cookie).
+ */
 export function loginNonce(deps: Deps, request: FastifyRequest, reply: FastifyReply): string {
   const existing = request.cookies[LOGIN_NONCE_COOKIE];
-  if (existing && /^[A-Za-z0-9_-]{22,}$/.test(existing)) return existing;
-  const nonce = randomBytes(18).toString('base64url');
-  reply.setCookie(LOGIN_NONCE_COOKIE, nonce, cookieOptions(deps, 3600));
+  const nonce = existing && /^[A-Za-z0-9_-]{22,}$/.test(existing) ? existing : randomBytes(18).toString('base64url');
+  reply.setCookie(LOGIN_NONCE_COOKIE, nonce, cookieOptions(deps, LOGIN_NONCE_SECONDS));
   return nonce;
 }
 

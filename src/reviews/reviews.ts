@@ -58,12 +58,24 @@ interface ReviewRow {
   updated_at: Date;
 }
 
+/**
+ * The rating as sent: a JSON number, or a decimal number as text ("4", " 4 ", "4.0"), read as that
+ * number. `Number()` alone also read "0x5", "0b11", "5e0", ".5e1" and "4.99999999999999999" as ratings,
+ * which are not the decimal whole number the field asks for; they go on as text and are refused.
+ */
+function ratingOf(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const digits = value.trim();
+  return /^[0-9]+(?:\.0+)?$/.test(digits) ? Number(digits) : value;
+}
+
 export async function submitReview(deps: Deps, storeId: string, authorId: string, appId: string, body: ReviewBody) {
-  const rating = typeof body.rating === 'string' && body.rating.trim() !== '' ? Number(body.rating) : body.rating;
+  const rating = ratingOf(body.rating);
   if (typeof rating !== 'number' || !Number.isInteger(rating) || rating < 1 || rating > 5) throw badRequest('rating must be a whole number from 1 to 5');
   const text = body.body ?? null;
-  // Counted in UTF-16 units, as always: the schema's maxLength counts characters, a looser bound.
-  if (text !== null && text.length > MAX_BODY) throw badRequest(`body must be at most ${MAX_BODY} characters`);
+  // Counted in characters (code points), as the schema's maxLength and the project's other texts
+  // count them: `length` counts UTF-16 units, so 3,000 emoji were refused as "more than 5000 characters".
+  if (text !== null && [...text].length > MAX_BODY) throw badRequest(`body must be at most ${MAX_BODY} characters`);
   if (!isUuid(appId)) throw notFound('App not found');
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
