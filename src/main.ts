@@ -39,10 +39,21 @@ async function main() {
   // then close the database (PGlite needs a clean close).
   const shutdown = (reason: string, code = 0) => {
     closing ??= (async () => {
-      const force = setTimeout(() => process.exit(code || 1), 15_000);
+      const force = setTimeout(() => {
+        logger.error({ reason }, 'shutdown took over 15 s: exiting without closing the rest');
+        process.exit(code || 1);
+      }, 15_000);
       force.unref();
+      // A keep-alive connection whose request was in flight when closing began goes idle only once
+      // it is answered; Fastify closes the connections idle at the start, and the server's close
+      // would wait for the others until the force exit. So idle ones are closed as they appear.
+      const reap = setInterval(() => app?.server.closeIdleConnections(), 100);
       try {
-        await app?.close();
+        try {
+          await app?.close();
+        } finally {
+          clearInterval(reap);
+        }
         await scheduler?.stop();
         await runtime.close();
       } catch (err) {

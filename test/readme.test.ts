@@ -95,3 +95,31 @@ describe.runIf(onPGlite)('README.md, followed as written', () => {
     expect((await svc.exited).code).toBe(0);
   }, 180_000);
 });
+
+// A newcomer follows one section at a time, perhaps in a new terminal: every variable a section's
+// commands use and do not set must be named in that section's text (where it comes from), and set
+// by a section before it. The run above takes all blocks in one shell, so it cannot see this.
+describe('README.md: each walkthrough says which variables it takes from the others', () => {
+  const sections = ['Try it in one minute', 'Try a checkout', 'Build an app in ten minutes', 'Webhooks'];
+  const prose = (text: string) => text.replace(/^```\w*\n[\s\S]*?^```$/gm, '');
+  const used = (code: string) => new Set([...code.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+  const assigned = (code: string) => new Set([...code.matchAll(/(?:^|[\s;(])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=/gm)].map((m) => m[1]));
+
+  it('names, in its text, every variable it takes from an earlier section; and an earlier section sets it', () => {
+    const setBefore = new Set<string>();
+    const problems: string[] = [];
+    // In the README's order, so "earlier" is what a reader has run before.
+    for (const title of [...sections].sort((a, b) => readme.indexOf(`\n## ${a}\n`) - readme.indexOf(`\n## ${b}\n`))) {
+      const text = section(title);
+      const code = blocks(text, 'sh').join('\n');
+      const own = assigned(code);
+      for (const name of used(code)) {
+        if (own.has(name)) continue;
+        if (!prose(text).includes(`\`$${name}\``)) problems.push(`"${title}" uses $${name} without saying where it comes from`);
+        if (!setBefore.has(name)) problems.push(`"${title}" uses $${name}, which no earlier section sets`);
+      }
+      for (const name of own) setBefore.add(name);
+    }
+    expect(problems).toEqual([]);
+  });
+});
