@@ -5,7 +5,7 @@
 // retries only where safe, provoked by a real HTTP proxy that fails on purpose; GDPR requests moved
 // by the app (C9.2); real webhook and rate-request bodies parsed into typed messages (C8.8, C15.3)
 // by real node:http servers, Web Requests and the two examples run as processes.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,10 +16,10 @@ import { createTestApp, installApp, signupMerchant, signupPartner, storeWithApp,
 import { insertProduct, orderBody, takeOrder } from './helpers/orders.js';
 import { freePort, ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
+import { startFaultyProxy, type FaultyProxy } from './helpers/faulty-proxy.js';
 import { privateDatabase } from './fixtures/webhook-harness.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { MemoryRateLimiter } from '../src/ratelimit/memory.js';
-import type { RateLimiter } from '../src/ratelimit/limiter.js';
+import { tinyLimiter } from './helpers/tiny-limits.js';
 import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';
 import { quoteAppRates } from '../src/checkout/app-rates.js';
 import type { RateItem, ShippingAddress } from '../src/checkout/rate-request.js';
@@ -34,19 +34,7 @@ import {
 // The platform, with a rate limiter that holds some apps to a tiny limit
 
 const TINY = 3;
-/** Apps held to TINY requests per second, whatever their tier. */
-const tinyApps = new Set<string>();
-/** The (app:store) keys the platform refused with a 429, one entry per refusal. */
-const refusals: string[] = [];
-const memory = new MemoryRateLimiter();
-const limiter: RateLimiter = {
-  hit(key, limit) {
-    const decision = memory.hitSync(key, tinyApps.has(key.slice(0, key.indexOf(':'))) ? TINY : limit);
-    if (!decision.allowed) refusals.push(key);
-    return decision;
-  },
-  close: () => memory.close(),
-};
+const { limiter, tinyApps, refusals } = tinyLimiter(TINY);
 
 let h: Harness;
 let base: string;
@@ -253,49 +241,10 @@ describe('the rate limit (app-api.md Limits; C5.5)', () => {
 // ---------------------------------------------------------------------------------------------
 // Retries, through a real proxy that fails on purpose
 
-type Plan = (request: IncomingMessage, n: number) => 'pass' | 'fail' | 'drop';
-
-interface Proxy {
-  url: string;
-  seen: { method: string; path: string }[];
-  plan: Plan;
-  close(): Promise<void>;
-}
-
-/** A loopback HTTP proxy in front of the platform: per request, pass it on, answer 503, or drop the connection. */
-async function startProxy(target: string): Promise<Proxy> {
-  const proxy: Proxy = { url: '', seen: [], plan: () => 'pass', close: async () => {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      proxy.seen.push({ method: req.method!, path: req.url! });
-      const action = proxy.plan(req, proxy.seen.length);
-      if (action === 'drop') return req.socket.destroy();
-      if (action === 'fail') return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"try later"}');
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-      const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const body = Buffer.from(await upstream.arrayBuffer());
-      const out: Record<string, string> = {};
-      upstream.headers.forEach((v, k) => {
-        if (!['content-encoding', 'transfer-encoding', 'connection', 'content-length'].includes(k)) out[k] = v;
-      });
-      res.writeHead(upstream.status, out).end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  proxy.close = async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  };
-  return proxy;
-}
-
 describe('retries: network errors and 5xx, only where a repeat is harmless', () => {
-  let proxy: Proxy;
+  let proxy: FaultyProxy;
   beforeAll(async () => {
-    proxy = await startProxy(base);
+    proxy = await startFaultyProxy(base);
   });
   afterAll(() => proxy?.close());
   const fast = { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 50 };

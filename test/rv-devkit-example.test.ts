@@ -7,23 +7,12 @@ import { createHarness, listenOnLoopback, type Harness } from './helpers/harness
 import { createTestApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { handoffFor } from './helpers/sdk.js';
 import { insertProduct, orderBody, takeOrder } from './helpers/orders.js';
-import { MemoryRateLimiter } from '../src/ratelimit/memory.js';
-import type { RateLimiter } from '../src/ratelimit/limiter.js';
+import { tinyLimiter } from './helpers/tiny-limits.js';
 import { exchangeCode, MemoryTokenStore, signBody, TokenKeeper, verifyHandoff, type AppCredentials } from '../packages/app-sdk/src/index.js';
 import { createShippingApp } from '../examples/shipping-app/src/app.js';
 
 const TINY = 2;
-const tinyApps = new Set<string>();
-const refusals: string[] = [];
-const memory = new MemoryRateLimiter();
-const limiter: RateLimiter = {
-  hit(key, limit) {
-    const decision = memory.hitSync(key, tinyApps.has(key.slice(0, key.indexOf(':'))) ? TINY : limit);
-    if (!decision.allowed) refusals.push(key);
-    return decision;
-  },
-  close: () => memory.close(),
-};
+const { limiter, tinyApps, refusals } = tinyLimiter(TINY);
 
 let h: Harness;
 let base: string;

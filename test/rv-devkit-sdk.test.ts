@@ -1,12 +1,13 @@
 // The developer kit (packages/app-sdk, examples/shipping-app) reviewed as an app developer meets it,
 // against the real platform over HTTP: each test is a bug found and fixed (docs/decisions.md, "App
 // developer kit (issue 14)").
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { handoffFor } from './helpers/sdk.js';
+import { startFaultyProxy } from './helpers/faulty-proxy.js';
 import { startReceiver } from './fixtures/webhook-receiver.js';
 import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';
 import {
@@ -72,38 +73,6 @@ describe('TokenKeeper.install when saving the first tokens fails (C4.4)', () => 
   });
 });
 
-/** A loopback proxy in front of the platform: per request, pass it on, answer 503, or drop the connection. */
-async function startProxy(target: string, plan: (method: string, path: string, n: number) => 'pass' | 'fail' | 'drop') {
-  const seen: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      seen.push(`${req.method} ${req.url}`);
-      const action = plan(req.method!, req.url!, seen.length);
-      if (action === 'drop') return req.socket.destroy();
-      if (action === 'fail') return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"try later"}');
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-      const upstream = await fetch(`${target}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const body = Buffer.from(await upstream.arrayBuffer());
-      const out: Record<string, string> = {};
-      upstream.headers.forEach((v, k) => {
-        if (!['content-encoding', 'transfer-encoding', 'connection', 'content-length'].includes(k)) out[k] = v;
-      });
-      res.writeHead(upstream.status, out).end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
-
 describe('acknowledging and completing a GDPR request (C9.2, C9.4)', () => {
   it('a 503 or a cut connection is sent again: repeating either is harmless, and the platform never delivers the webhook again (C9.4)', async () => {
     const receiver = await startReceiver();
@@ -121,7 +90,8 @@ describe('acknowledging and completing a GDPR request (C9.2, C9.4)', () => {
 
     // The first acknowledge meets a 503 (a deploy, a database failover); the first complete loses its connection.
     const firsts = new Set<string>();
-    const proxy = await startProxy(base, (_method, path) => {
+    const proxy = await startFaultyProxy(base, (req) => {
+      const path = req.url!;
       const action = path.includes('/acknowledge/') ? 'fail' : path.includes('/complete/') ? 'drop' : 'pass';
       if (action === 'pass' || firsts.has(action)) return 'pass';
       firsts.add(action);
@@ -133,13 +103,13 @@ describe('acknowledging and completing a GDPR request (C9.2, C9.4)', () => {
       expect(acked.appAcknowledgments).toEqual([expect.objectContaining({ appId: app.appId, status: 'acknowledged' })]);
       const done = await completeGdprRequest(client, requestId, { dataExportUrl: 'https://app.example.com/export/1' });
       expect(done).toMatchObject({ status: 'completed', dataExportUrl: 'https://app.example.com/export/1' });
-      expect(proxy.seen.map((l) => l.replace(requestId, ':id'))).toEqual([
+      expect(proxy.seen.map((l) => `${l.method} ${l.path}`.replace(requestId, ':id'))).toEqual([
         'POST /apps/gdpr/acknowledge/:id', 'POST /apps/gdpr/acknowledge/:id', 'POST /apps/gdpr/complete/:id', 'POST /apps/gdpr/complete/:id',
       ]);
       // Other POSTs are still sent once: the platform has no idempotency key for them.
       const before = proxy.seen.length;
       firsts.clear();
-      const fail = await startProxy(base, () => 'fail');
+      const fail = await startFaultyProxy(base, () => 'fail');
       try {
         const other = createAppClient({ baseUrl: fail.url, accessToken, retry: { baseDelayMs: 10 } });
         const res = await other.POST('/api/v1/customers.json', { body: { customer: { email: 'once@example.com' } } as never });
