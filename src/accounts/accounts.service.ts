@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, unauthenticated } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
+import { codePoints } from '../text.js';
 import { slugify } from '../slug.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
@@ -19,8 +20,6 @@ const MIN_PASSWORD = 8;
 export const MAX_EMAIL_CHARS = 254;
 /** Longest user name and store name: the platform's display-text limit (an app's name, a product's title). */
 export const MAX_DISPLAY_CHARS = 255;
-/** Characters as JSON Schema counts them (code points). */
-const chars = (text: string) => [...text].length;
 
 export const publicUser = (u: Pick<UserRow, 'id' | 'email' | 'name' | 'role'>) => ({ id: u.id, email: u.email, name: u.name, role: u.role });
 export const publicStore = (s: StoreRow | null) => (s ? { id: s.id, business: s.business, storeURL: s.slug } : null);
@@ -29,7 +28,7 @@ function requireText(body: Record<string, unknown>, field: string, maxChars = MA
   const value = body[field];
   if (typeof value !== 'string' || value.trim() === '') throw badRequest(`${field} is required`);
   const text = value.trim();
-  if (chars(text) > maxChars) throw badRequest(`${field} must be at most ${maxChars} characters`);
+  if (codePoints(text) > maxChars) throw badRequest(`${field} must be at most ${maxChars} characters`);
   return text;
 }
 
@@ -39,7 +38,7 @@ function checkCredentials(body: Record<string, unknown>): { email: string; passw
   const password = body.password;
   // Characters (code points), as C2.1 counts them: `length` counts UTF-16 code units, so four
   // emoji would pass as eight.
-  if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
+  if (typeof password !== 'string' || codePoints(password) < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
   return { email, password };
 }
 

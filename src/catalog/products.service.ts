@@ -120,6 +120,9 @@ export async function createProduct(tx: Queryable, storeId: string, draft: Produ
   return row;
 }
 
+/** The variant of the product a change names by its UUID or numeric id. */
+const variantNamed = (variants: VariantRow[], ref: string) => variants.find((v) => v.id === ref || String(v.num_id) === ref);
+
 /** The product's variants as `variantChanges` leave them (unknown refs are refused later, when applied). */
 function pairsAfter(existing: VariantRow[], variantChanges: VariantChange[]): OptionPair[] {
   const pairs = new Map<string, OptionPair>(existing.map((v) => [v.id, { name: v.name, value: v.value, label: null }]));
@@ -130,7 +133,7 @@ function pairsAfter(existing: VariantRow[], variantChanges: VariantChange[]): Op
       added.push({ name, value, label: change.label });
       continue;
     }
-    const current = existing.find((v) => v.id === change.ref || String(v.num_id) === change.ref);
+    const current = variantNamed(existing, change.ref);
     if (!current || (name === undefined && value === undefined)) continue;
     const pair = pairs.get(current.id)!;
     const next = { name: name ?? pair.name, value: value ?? pair.value };
@@ -204,7 +207,7 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
         await insertVariant(tx, product.store_id, product.id, ++position, change.fields as VariantFields & { price_minor: number }, now);
         continue;
       }
-      const current = existing.find((v) => v.id === change.ref || String(v.num_id) === change.ref);
+      const current = variantNamed(existing, change.ref);
       if (!current) throw badRequest(`${change.label}.varientId is not a variant of this product`, { [`${change.label}.varientId`]: ['is not a variant of this product'] });
       changed.set(current.id, { before: changed.get(current.id)?.before ?? current.stock, after: await updateVariant(tx, current.id, change.fields, now) });
     }

@@ -56,6 +56,9 @@ function tokenPattern(value: string): string {
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
+/** A string with `pattern` replaced by ERASED; any other value as it is. */
+const erase = (v: unknown, pattern: RegExp) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
+
 const STORE_TITLES = new Map(STORE_PAYMENT_METHODS.map((m) => [m.handle, m.title]));
 
 /**
@@ -71,7 +74,7 @@ const STORE_TITLES = new Map(STORE_PAYMENT_METHODS.map((m) => [m.handle, m.title
  */
 export function scrubFunctionResultsText(results: unknown, pattern: RegExp, lineIdsOfCheckout: ReadonlySet<string>): unknown {
   if (!isObject(results)) return results;
-  const text = (v: unknown) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
+  const text = (v: unknown) => erase(v, pattern);
   const out: Record<string, unknown> = { ...results };
   if (Array.isArray(results.paymentMethods)) {
     out.paymentMethods = results.paymentMethods.map((m) =>
@@ -107,7 +110,7 @@ export function scrubFunctionResultsText(results: unknown, pattern: RegExp, line
  */
 export function scrubShippingRate(rate: unknown, pattern: RegExp): unknown {
   if (!isObject(rate)) return rate;
-  const text = (v: unknown) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
+  const text = (v: unknown) => erase(v, pattern);
   return { ...rate, title: text(rate.title), ...('description' in rate ? { description: text(rate.description) } : {}) };
 }
 
@@ -135,7 +138,7 @@ export function scrubOrderText(
 ): { shipping_line?: unknown; automatic_discounts?: unknown } {
   const out: { shipping_line?: unknown; automatic_discounts?: unknown } = {};
   if (!pattern) return out;
-  const text = (v: unknown) => (typeof v === 'string' ? v.replace(pattern, ERASED) : v);
+  const text = (v: unknown) => erase(v, pattern);
   if (isObject(order.shipping_line)) {
     const line = { ...order.shipping_line, title: text(order.shipping_line.title) };
     if (line.title !== order.shipping_line.title) out.shipping_line = line;

@@ -11,12 +11,19 @@
 import type { Queryable } from '../db/db.js';
 import { eraseRunsAtCheckouts, eraseRunsNaming } from '../functions/function-runs.repo.js';
 import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
-import { erasedValuesPattern, personalAddressValues, scrubFunctionResultsText, scrubOrderText, scrubShippingRate } from './erased-text.js';
+import { erasedValuesPattern, personalAddressValues, REGION_KEYS, scrubFunctionResultsText, scrubOrderText, scrubShippingRate } from './erased-text.js';
 
-/** The address without what identifies a person: only the region is kept. */
+/** The address without what identifies a person: only the region (REGION_KEYS) is kept. */
 const REGION_ONLY = (col: string) => `CASE WHEN ${col} IS NULL OR jsonb_typeof(${col}) <> 'object' THEN NULL ELSE
-  jsonb_strip_nulls(jsonb_build_object('province', ${col}->'province', 'province_code', ${col}->'province_code',
-    'country', ${col}->'country', 'country_code', ${col}->'country_code')) END`;
+  jsonb_strip_nulls(jsonb_build_object(${REGION_KEYS.map((k) => `'${k}', ${col}->'${k}'`).join(', ')})) END`;
+
+/**
+ * SET clauses for a checkout's scrubbed text (`scrubbedText`), read from `changes`, a jsonb
+ * expression holding only the keys whose text changed: the others keep their value.
+ */
+const SET_SCRUBBED_TEXT = (changes: string) =>
+  `function_results = CASE WHEN ${changes} ? 'function_results' THEN NULLIF(${changes}->'function_results', 'null'::jsonb) ELSE function_results END,
+   shipping_rate = CASE WHEN ${changes} ? 'shipping_rate' THEN NULLIF(${changes}->'shipping_rate', 'null'::jsonb) ELSE shipping_rate END`;
 
 export interface RedactionTarget {
   storeId: string;
@@ -83,8 +90,7 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   if (checkouts.length) {
     await tx.query(
       `UPDATE checkouts c SET email = NULL, note = NULL, shipping_address = ${REGION_ONLY('c.shipping_address')}, rate_body_sha256 = NULL, updated_at = $3,
-         function_results = CASE WHEN s.value ? 'function_results' THEN NULLIF(s.value->'function_results', 'null'::jsonb) ELSE c.function_results END,
-         shipping_rate = CASE WHEN s.value ? 'shipping_rate' THEN NULLIF(s.value->'shipping_rate', 'null'::jsonb) ELSE c.shipping_rate END
+         ${SET_SCRUBBED_TEXT('s.value')}
        FROM jsonb_array_elements($2::jsonb) AS s(value)
        WHERE c.store_id = $1 AND c.id = (s.value->>'id')::uuid`,
       [t.storeId, JSON.stringify(checkouts.map((c) => ({ id: c.id, ...withoutPersonalText(c, emails) }))), now],
@@ -137,9 +143,6 @@ interface ErasedCheckout {
   shipping_rate: unknown;
 }
 
-/** The address fields that identify a person: what the erasure empties (the region stays). */
-const PERSONAL_ADDRESS_KEYS = ['first_name', 'last_name', 'company', 'address1', 'address2', 'city', 'zip', 'phone'] as const;
-
 /** The checkout's line ids: in a discount's `lineIds` they are codes, not text. */
 function lineIdsOf(lineItems: unknown): Set<string> {
   const ids = new Set<string>();
@@ -153,9 +156,7 @@ function lineIdsOf(lineItems: unknown): Set<string> {
  * whose text changed, for the UPDATE to set.
  */
 function withoutPersonalText(c: ErasedCheckout, emails: readonly string[]): { function_results?: unknown; shipping_rate?: unknown } {
-  const address = c.shipping_address && typeof c.shipping_address === 'object' ? c.shipping_address : {};
-  const values = [c.email, c.note, ...emails, ...PERSONAL_ADDRESS_KEYS.map((k) => (typeof address[k] === 'string' ? (address[k] as string) : null))];
-  return scrubbedText(c, erasedValuesPattern(values));
+  return scrubbedText(c, erasedValuesPattern([c.email, c.note, ...emails, ...personalAddressValues(c.shipping_address)]));
 }
 
 function scrubbedText(c: Pick<ErasedCheckout, 'line_items' | 'function_results' | 'shipping_rate'>, pattern: RegExp | null) {
@@ -189,14 +190,12 @@ async function scrubFunctionResults(tx: Queryable, storeId: string, emails: read
       ORDER BY id FOR UPDATE`,
     [storeId, emails.map((e) => JSON.stringify(e).slice(1, -1))],
   );
-  for (const row of rows) {
-    const changed = scrubbedText(row, pattern);
-    if (!('function_results' in changed) && !('shipping_rate' in changed)) continue;
-    await tx.query(
-      `UPDATE checkouts SET function_results = CASE WHEN $2::jsonb ? 'function_results' THEN NULLIF($2::jsonb->'function_results', 'null'::jsonb) ELSE function_results END,
-         shipping_rate = CASE WHEN $2::jsonb ? 'shipping_rate' THEN NULLIF($2::jsonb->'shipping_rate', 'null'::jsonb) ELSE shipping_rate END, updated_at = $3
-       WHERE id = $1`,
-      [row.id, JSON.stringify(changed), now],
-    );
-  }
+  const changed = rows.map((row) => ({ id: row.id, ...scrubbedText(row, pattern) })).filter((c) => 'function_results' in c || 'shipping_rate' in c);
+  if (!changed.length) return;
+  await tx.query(
+    `UPDATE checkouts c SET ${SET_SCRUBBED_TEXT('s.value')}, updated_at = $3
+       FROM jsonb_array_elements($2::jsonb) AS s(value)
+      WHERE c.store_id = $1 AND c.id = (s.value->>'id')::uuid`,
+    [storeId, JSON.stringify(changed), now],
+  );
 }
