@@ -7,6 +7,7 @@ import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeIndex } from './http/route-shapes.js';
 import { clientErrorHandler, expectationFailedHandler } from './http/client-errors.js';
+import { EDGE_SERVER_OPTIONS, refuseAtTheEdge } from './http/edge.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
 import { compileValidator } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
@@ -86,6 +87,9 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     genReqId: requestIdOf,
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { ignoreTrailingSlash: true },
+    // A request without Host and one that arrives during shutdown reach the hooks, to be refused
+    // in the endpoint's shape rather than by Node or Fastify in theirs (src/http/edge.ts).
+    ...EDGE_SERVER_OPTIONS,
     // Behind a load balancer the socket's address is the proxy's; SVC_TRUST_PROXY says which peers'
     // X-Forwarded-For to believe for `request.ip` (the login throttle's client address). Default:
     // none, so a client cannot pick its own address with the header.
@@ -129,6 +133,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
   app.setSerializerCompiler(serializerCompiler({ checkResponses: options.checkResponses ?? false }));
   unwrapResourceBodies(app);
   echoRequestId(app);
+  refuseAtTheEdge(app, (method, url) => routeOfUrl(method, url).shape);
   instrumentHttp(app, deps.metrics);
   // Client input is checked once, here, for every route registered below (src/http/input-guard.ts):
   // JSON bodies as they are parsed, the query string and path parameters before validation.

@@ -16,6 +16,25 @@ import { DataDirInUseError } from './db/open.js';
 /** The root logger, once the configuration is read (before that, errors go to stderr as text). */
 let log: Logger | null = null;
 
+/**
+ * The signals that stop the service gracefully: SIGTERM (supervisors, `kill`), SIGINT (Ctrl-C) and
+ * SIGHUP (the terminal closed). SIGHUP is not a reload: the configuration is read once, whole,
+ * at start; its default would kill the process on the spot (Node resets even an inherited
+ * `nohup`), with requests dropped and the embedded database left open.
+ */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** The first stop signal received while the service was still starting. */
+let stopAsked: NodeJS.Signals | null = null;
+/** What a stop signal does: during start-up, noted (see main); once started, the shutdown. */
+let onStop = (signal: NodeJS.Signals) => {
+  stopAsked ??= signal;
+};
+// Listened to from the first moment, not only once started: a supervisor's SIGTERM during a long
+// start (the migrations, the demo's load) used to kill the process mid-way, the database unclosed.
+// `on`, not `once`: Ctrl-C under `npm start` delivers SIGINT twice (the terminal's, and npm's
+// forwarded copy), and a second one without a listener would kill the process mid-shutdown.
+for (const signal of STOP_SIGNALS) process.on(signal, () => onStop(signal));
+
 async function main() {
   let config;
   try {
@@ -64,10 +83,15 @@ async function main() {
     })();
     return closing;
   };
-  // `on`, not `once`: Ctrl-C under `npm start` delivers SIGINT twice (the terminal's, and npm's
-  // forwarded copy), and a second one without a listener would kill the process mid-shutdown.
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  // A stop asked during start-up waits for the step under way to end (the migrations, the demo's
+  // load: each of their transactions commits whole or not at all, and the demo's load resumes at
+  // the next start anyway), then the process shuts down as it would once started: database
+  // closed, exit 0. Checked between the steps below.
+  const stopBeforeReady = () => {
+    if (!stopAsked) return null;
+    logger.info({ signal: stopAsked }, 'stopping: asked to while starting');
+    return shutdown(stopAsked);
+  };
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception');
     void shutdown('uncaughtException', 1);
@@ -78,8 +102,11 @@ async function main() {
   });
 
   try {
+    if (stopBeforeReady()) return;
     if (config.adminEmail && config.adminPassword) await ensureOperator(deps, config.adminEmail, config.adminPassword);
+    if (stopBeforeReady()) return;
     await seedIfEmpty(deps);
+    if (stopBeforeReady()) return;
     // Every role listens: api and all for the service, worker for /healthz, /readyz and /metrics only.
     app = config.role === 'worker' ? await buildHealthApp(deps) : await buildApp(deps);
     await app.listen({ port: config.port, host: config.host });
@@ -90,6 +117,9 @@ async function main() {
     logger.debug({ err }, 'failed to start');
     return shutdown('failed to start', 1);
   }
+  if (stopBeforeReady()) return;
+  // Started: a stop signal now shuts down at once (in-flight requests are finished).
+  onStop = (signal) => void shutdown(signal);
   if (config.role !== 'api') {
     scheduler = new Scheduler(deps.log, deps.metrics);
     scheduleWorkers(deps, scheduler);

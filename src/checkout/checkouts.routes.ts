@@ -43,6 +43,9 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ checkout: await changeCheckout(deps, request.params.storeURL, request.params.token, request.body) }));
 
   app.get('/storefront/:storeURL/checkouts/:token/shipping_rates', {
+    // It asks the shipping apps (outbound calls) and records their answers and the function runs: a
+    // HEAD must not, so none is derived from this GET (test/http-edge-requests.test.ts).
+    exposeHeadRoute: false,
     config: { errors: { 409: 'The checkout is completed', 410: 'The checkout has expired' } },
     schema: {
       tags, summary: "The rates on offer: the merchant's zones (C15.2) and the shipping apps' live rates (C15.3)",

@@ -75,6 +75,9 @@ export async function oauthMerchantRoutes(instance: FastifyInstance, { deps }: {
   const merchant = typed(instance);
 
   merchant.get('/apps/oauth/authorize', {
+    // It writes (a pending installation, an authorization code): a HEAD must not run it, so none
+    // is derived from this GET; HEAD gets the 404 of any unknown route (test/http-edge-requests.test.ts).
+    exposeHeadRoute: false,
     schema: {
       tags, summary: 'Start an install (C4.1): the URL to send the browser to',
       querystring: Type.Object({
