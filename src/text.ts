@@ -11,3 +11,34 @@ export function codePoints(text: string): number {
   for (const _ of text) n++;
   return n;
 }
+
+/**
+ * Whether `text` is past a limit of `max` characters: the one rule every hand-checked text limit
+ * uses, so a field counts as its route schema's `maxLength` does (Ajv counts code points too).
+ * Counts only when it has to: a code point is one or two UTF-16 units, so `length` up to `max` is
+ * always within and past twice `max` never is (a 1 MB body is not walked for a 255 limit).
+ */
+export function longerThan(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  if (text.length > 2 * max) return true;
+  return codePoints(text) > max;
+}
+
+/** Whether `text` falls short of `min` characters (code points), as `minLength` counts. */
+export function shorterThan(text: string, min: number): boolean {
+  if (text.length < min) return true;
+  if (text.length >= 2 * min) return false;
+  return codePoints(text) < min;
+}
+
+/** `text` cut to its first `max` characters (code points), so a cut never splits a surrogate pair. */
+export function cutTo(text: string, max: number): string {
+  if (!longerThan(text, max)) return text;
+  let units = 0;
+  let n = 0;
+  for (const ch of text) {
+    if (n++ === max) break;
+    units += ch.length;
+  }
+  return text.slice(0, units);
+}

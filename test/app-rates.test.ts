@@ -304,6 +304,18 @@ describe('C15.3 each rate is checked', () => {
     expect(rows.map((r) => [r.ok, r.rates.map((x) => x.service_code)])).toEqual([[true, ['keep']]]);
   });
 
+  it('a service name or code of at most 255 characters counts code points, as every text limit does: 255 emoji are kept, 256 drop the rate', async () => {
+    const emoji = (n: number) => '😀'.repeat(n);
+    const e = endpoint(() => json({ rates: [
+      rate(`k${emoji(254)}`, { service_name: emoji(255) }),
+      rate(`c${emoji(255)}`),
+      rate('name', { service_name: emoji(256) }),
+    ] }));
+    const s = await shippingStore([{ url: e.url }]);
+    const rates = await s.quote();
+    expect(rates.map((r) => [r.code.slice(s.apps[0].handle.length + 1), r.title])).toEqual([[`k${emoji(254)}`, emoji(255)]]);
+  });
+
   it('keeps the first 20 rates of an app', async () => {
     const e = endpoint(() => json({ rates: Array.from({ length: 25 }, (_, i) => rate(`r${i}`, { total_price: i })) }));
     const s = await shippingStore([{ url: e.url }]);

@@ -144,9 +144,11 @@ describe('shipping apps\' rate replies (C15.3)', () => {
     }
   });
 
-  it('a description cut to its 1,000 characters through a surrogate pair keeps no half of it', () => {
+  it('a description cut to its 1,000 characters (code points) keeps a character outside the BMP whole', () => {
     const [ground] = parseRateReply(reply({ description: `${'d'.repeat(999)}😀 and more` }), 'USD')!;
-    expect(ground.description).toBe(`${'d'.repeat(999)}\ufffd`);
+    expect(ground.description).toBe(`${'d'.repeat(999)}😀`);
+    const [emoji] = parseRateReply(reply({ description: '😀'.repeat(1001) }), 'USD')!;
+    expect(emoji.description).toBe('😀'.repeat(1000));
   });
 });
 

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, unauthenticated } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
-import { codePoints } from '../text.js';
+import { longerThan, shorterThan } from '../text.js';
 import { slugify } from '../slug.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js';
@@ -28,7 +28,7 @@ function requireText(body: Record<string, unknown>, field: string, maxChars = MA
   const value = body[field];
   if (typeof value !== 'string' || value.trim() === '') throw badRequest(`${field} is required`);
   const text = value.trim();
-  if (codePoints(text) > maxChars) throw badRequest(`${field} must be at most ${maxChars} characters`);
+  if (longerThan(text, maxChars)) throw badRequest(`${field} must be at most ${maxChars} characters`);
   return text;
 }
 
@@ -38,7 +38,7 @@ function checkCredentials(body: Record<string, unknown>): { email: string; passw
   const password = body.password;
   // Characters (code points), as C2.1 counts them: `length` counts UTF-16 code units, so four
   // emoji would pass as eight.
-  if (typeof password !== 'string' || codePoints(password) < MIN_PASSWORD) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
+  if (typeof password !== 'string' || shorterThan(password, MIN_PASSWORD)) throw badRequest(`password must be at least ${MIN_PASSWORD} characters`);
   return { email, password };
 }
 

@@ -5,7 +5,7 @@ import { checkTargetUrl } from '../net/address-safety.js';
 import { describeRefused, isScope } from '../oauth/scopes.js';
 import { isSubscribableTopic } from '../webhooks/topics.js';
 import { MAX_SLUG_CHARS, slugify } from '../slug.js';
-import { codePoints } from '../text.js';
+import { longerThan } from '../text.js';
 import { TIER_LIMITS } from '../ratelimit/limiter.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import { AmountTooLargeError, formatMinor, parseMoney } from '../money.js';
@@ -83,11 +83,11 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   const out: AppFields = {};
   if (creating || body.name !== undefined) {
     if (typeof body.name !== 'string' || !body.name.trim()) throw badRequest('name is required');
-    if (codePoints(body.name) > MAX_APP_NAME_CHARS) throw badRequest(`name must be at most ${MAX_APP_NAME_CHARS} characters`);
+    if (longerThan(body.name, MAX_APP_NAME_CHARS)) throw badRequest(`name must be at most ${MAX_APP_NAME_CHARS} characters`);
     out.name = body.name.trim();
   }
   if (body.handle !== undefined && body.handle !== null) {
-    if (typeof body.handle === 'string' && codePoints(body.handle) > MAX_APP_HANDLE_CHARS) throw badRequest(`handle must be at most ${MAX_APP_HANDLE_CHARS} characters`);
+    if (typeof body.handle === 'string' && longerThan(body.handle, MAX_APP_HANDLE_CHARS)) throw badRequest(`handle must be at most ${MAX_APP_HANDLE_CHARS} characters`);
     const handle = typeof body.handle === 'string' ? slugify(body.handle) : '';
     if (!handle || handle !== body.handle) throw badRequest('handle must be lowercase letters, digits and -');
     out.handle = handle;
@@ -123,7 +123,7 @@ export async function readAppFields(body: Record<string, any>, config: Config, c
   if (body.extensions !== undefined) out.extensions = await readExtensions(body.extensions, config);
   if (body.pricing !== undefined) out.pricing = readPricing(body.pricing);
   if (body.version !== undefined) {
-    if (typeof body.version === 'string' && codePoints(body.version) > MAX_APP_VERSION_CHARS) throw badRequest(`version must be at most ${MAX_APP_VERSION_CHARS} characters`);
+    if (typeof body.version === 'string' && longerThan(body.version, MAX_APP_VERSION_CHARS)) throw badRequest(`version must be at most ${MAX_APP_VERSION_CHARS} characters`);
     if (typeof body.version !== 'string' || !SEMVER.test(body.version)) throw badRequest('version must be a semantic version such as 1.2.0');
     out.version = body.version;
   }

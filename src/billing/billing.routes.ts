@@ -9,6 +9,7 @@ import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
 import { envelopeListOf, envelopeOf, Id, nullable, PagingQuery, pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
+import { longerThan } from '../text.js';
 import { appInstallations, developerAnalytics } from './developer-analytics.js';
 import { getDeveloper, getPayoutMethod, patchDeveloper, putPayoutMethod } from './developer-accounts.js';
 import { earnings, listPayouts, payoutDetail, payoutView, payoutWithIds } from '../payouts/payouts.views.js';
@@ -133,7 +134,7 @@ export async function operatorPayoutRoutes(instance: FastifyInstance, { deps }: 
     const reason = request.body.reason.trim();
     if (!reason) throw badRequest('reason is required');
     // Kept as the payout's failureReason and shown to the developer: bounded like other texts.
-    if (reason.length > MAX_FAILURE_REASON) throw badRequest(`reason is at most ${MAX_FAILURE_REASON} characters`);
+    if (longerThan(reason, MAX_FAILURE_REASON)) throw badRequest(`reason is at most ${MAX_FAILURE_REASON} characters`);
     const failed = await failPayout(deps, request.params.payoutId, reason);
     return envelope({ payout: payoutView((await payoutWithIds(deps, failed.id))!) });
   });

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { isUuid } from '../ids.js';
+import { longerThan } from '../text.js';
 import { formatMinor, parseMoney } from '../money.js';
 import { PAYOUT_SCHEDULES, nextInstant, type PayoutSchedule } from './schedule.js';
 import { decimalText, parseDecimal } from './money-math.js';
@@ -72,7 +73,7 @@ function text(body: Record<string, unknown>, field: string, max: number, pattern
   if (typeof value !== 'string' || !value.trim()) throw badRequest(`${field} is required`);
   const trimmed = value.trim();
   // Unbounded, a method of up to the 1 MB body limit was stored, shown, and copied into every payout.
-  if (trimmed.length > max) throw badRequest(`${field} is at most ${max} characters`);
+  if (longerThan(trimmed, max)) throw badRequest(`${field} is at most ${max} characters`);
   if (pattern && !pattern.test(trimmed)) throw badRequest(`${field} ${hint}`);
   return trimmed;
 }

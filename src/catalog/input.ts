@@ -7,6 +7,7 @@ import { AppError, badRequest, type ErrorKind } from '../http/errors.js';
 import { Type } from 'typebox';
 import { AmountTooLargeError, parseMoney } from '../money.js';
 import { isUuid } from '../ids.js';
+import { longerThan } from '../text.js';
 
 export const BLANK = "can't be blank";
 
@@ -57,7 +58,7 @@ export function str(errors: FieldErrors, body: Body, key: string, opts: { requir
     errors.add(label, BLANK);
     return undefined;
   }
-  if (opts.max !== undefined && v.length > opts.max) {
+  if (opts.max !== undefined && longerThan(v, opts.max)) {
     errors.add(label, `is too long (maximum is ${opts.max} characters)`);
     return undefined;
   }
@@ -197,7 +198,7 @@ export function measure(errors: FieldErrors, value: unknown, label: string, opts
 
 /** An absolute http(s) URL. */
 export function isHttpUrl(value: unknown): value is string {
-  if (typeof value !== 'string' || value.length > 2048) return false;
+  if (typeof value !== 'string' || longerThan(value, 2048)) return false;
   try {
     const url = new URL(value);
     return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
@@ -216,7 +217,7 @@ export function tagList(errors: FieldErrors, value: unknown, label = 'tags'): st
     return undefined;
   }
   const tags = [...new Set((raw as string[]).map((t) => t.trim()).filter(Boolean))];
-  if (tags.some((t) => t.length > 255)) {
+  if (tags.some((t) => longerThan(t, 255))) {
     errors.add(label, 'must each be at most 255 characters');
     return undefined;
   }

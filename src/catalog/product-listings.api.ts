@@ -11,6 +11,7 @@ import { badRequest } from '../http/errors.js';
 import { nullable } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { uuidv7 } from '../ids.js';
+import { longerThan } from '../text.js';
 import { appExtensions } from '../apps/apps.repo.js';
 import { BLANK, has, idText, isCatalogId, unwrap } from './input.js';
 import { storeProductId } from './products.repo.js';
@@ -71,7 +72,7 @@ export async function productListingApiRoutes(instance: FastifyInstance, { deps 
     if (has(body, 'external_id')) {
       const e = body.external_id;
       if (e === null) externalId = null;
-      else if (typeof e === 'string' && e.length <= 255) externalId = e;
+      else if (typeof e === 'string' && !longerThan(e, 255)) externalId = e;
       else if (typeof e === 'number' && Number.isFinite(e)) externalId = String(e);
       else throw badRequest('external_id must be a string', { external_id: ['must be a string of at most 255 characters'] });
     }

@@ -4,6 +4,7 @@
 // MAX_RATES_PER_APP of those kept are used.
 import { fromCurrencyMinor } from './currency-minor.js';
 import { isStorableText, storableText } from '../functions/runtime/storable-text.js';
+import { cutTo, longerThan } from '../text.js';
 
 export const MAX_RATES_PER_APP = 20;
 /** Longest service name or code kept; a longer one makes the rate malformed. */
@@ -26,7 +27,7 @@ export interface AppRate {
 }
 
 /** A name or code the checkout can show and store (storable-text.ts): an app's reply is never trusted to be. */
-const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.trim() !== '' && v.length <= max && isStorableText(v);
+const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.trim() !== '' && !longerThan(v, max) && isStorableText(v);
 
 /** `total_price`: a whole number from 0, as a JSON integer or an integer string; else null. */
 function wholeMinor(v: unknown): bigint | null {
@@ -43,13 +44,13 @@ function readRate(raw: unknown, currency: string): AppRate | null {
   const minor = wholeMinor(r.total_price);
   const price = minor === null ? null : fromCurrencyMinor(minor, currency);
   if (price === null) return null;
-  const date = (v: unknown) => (typeof v === 'string' && v.length <= MAX_DATE && isStorableText(v) ? v : null);
+  const date = (v: unknown) => (typeof v === 'string' && !longerThan(v, MAX_DATE) && isStorableText(v) ? v : null);
   return {
     service_name: r.service_name,
     service_code: r.service_code,
     price_minor: price,
-    // Cut to its length, which may split a surrogate pair: what is left unstorable becomes U+FFFD.
-    description: typeof r.description === 'string' ? storableText(r.description.slice(0, MAX_DESCRIPTION)) : null,
+    // Cut to its characters (code points, never half a pair); what is unstorable becomes U+FFFD.
+    description: typeof r.description === 'string' ? storableText(cutTo(r.description, MAX_DESCRIPTION)) : null,
     min_delivery_date: date(r.min_delivery_date),
     max_delivery_date: date(r.max_delivery_date),
   };

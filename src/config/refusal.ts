@@ -2,6 +2,7 @@
 // allowed. Secrets never appear: SVC_SECRET-like values show only their length, and a URL's
 // password (in the user part or a query parameter) is masked.
 import { present, VARIABLES, type Env, type VariableName } from './variables.js';
+import { codePoints } from '../text.js';
 
 export function refusal(env: Env, name: VariableName, reason: string): string {
   const value = present(env[name]);
@@ -10,7 +11,7 @@ export function refusal(env: Env, name: VariableName, reason: string): string {
 
 function shown(name: VariableName, value: string): string {
   const exposure = VARIABLES[name].exposure;
-  if (exposure === 'secret') return `(hidden, ${value.length} characters)`;
+  if (exposure === 'secret') return `(hidden, ${codePoints(value)} characters)`;
   return JSON.stringify(exposure === 'url' ? maskUrl(value) : value);
 }
 

@@ -1,6 +1,7 @@
 // The environment variables of contract C1.2 (and ours), one schema each, with the words a refusal
 // uses for what is allowed. Parsing is zod's: nothing here is read by hand.
 import { z } from 'zod';
+import { shorterThan } from '../text.js';
 
 /** pino's levels: what Fastify's logger accepts. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -12,6 +13,11 @@ export const MIN_ADMIN_PASSWORD_LENGTH = 8;
 const flag = z.stringbool({ truthy: ['1', 'true', 'on', 'yes'], falsy: ['0', 'false', 'off', 'no'] });
 const webUrl = z.url({ protocol: /^https?$/ }).refine((v) => !/[?#]/.test(v), 'no query or fragment');
 const wholeNumber = z.string().regex(/^\d+$/).transform(Number);
+/**
+ * Text of at least `min` characters, counted as every text limit of the service is (code points,
+ * src/text.ts): zod's `.min()` counts UTF-16 units, so four emoji passed for eight characters.
+ */
+const atLeastChars = (min: number) => z.string().refine((v) => !shorterThan(v, min));
 const fxRates = z
   .string()
   .transform((text, ctx) => {
@@ -74,9 +80,9 @@ export const VARIABLES = {
   DATABASE_URL: variable('a postgres:// or postgresql:// URL', z.url({ protocol: /^postgres(ql)?$/ }), 'url'),
   REDIS_URL: variable('a redis:// or rediss:// URL', z.url({ protocol: /^rediss?$/ }), 'url'),
   SMTP_URL: variable('an smtp:// or smtps:// URL', z.url({ protocol: /^smtps?$/ }), 'url'),
-  SVC_SECRET: variable(`at least ${MIN_SECRET_LENGTH} characters`, z.string().min(MIN_SECRET_LENGTH), 'secret'),
+  SVC_SECRET: variable(`at least ${MIN_SECRET_LENGTH} characters`, atLeastChars(MIN_SECRET_LENGTH), 'secret'),
   SVC_ADMIN_EMAIL: variable('an email address', z.email()),
-  SVC_ADMIN_PASSWORD: variable(`at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`, z.string().min(MIN_ADMIN_PASSWORD_LENGTH), 'secret'),
+  SVC_ADMIN_PASSWORD: variable(`at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`, atLeastChars(MIN_ADMIN_PASSWORD_LENGTH), 'secret'),
   SVC_SEED: variable('demo or none', z.enum(['demo', 'none'])),
   SVC_TEST_CLOCK: variable('a boolean: 1/0, true/false, on/off or yes/no', flag),
   SVC_ALLOW_PRIVATE_WEBHOOKS: variable('a boolean: 1/0, true/false, on/off or yes/no', flag),

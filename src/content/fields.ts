@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 import { badRequest, type AppError } from '../http/errors.js';
 import { isHttpUrl } from '../catalog/input.js';
+import { longerThan } from '../text.js';
 
 export type Body = Record<string, unknown>;
 
@@ -36,7 +37,7 @@ export function requiredText(body: Body, key: string, max = 255): string {
   if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) throw fieldError(key, "can't be blank");
   if (typeof value !== 'string') throw fieldError(key, 'must be a string');
   const text = value.trim();
-  if (text.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  if (longerThan(text, max)) throw fieldError(key, `is too long (maximum ${max} characters)`);
   return text;
 }
 
@@ -47,7 +48,7 @@ export function optionalText(body: Body, key: string, opts: { max?: number; raw?
   if (typeof value !== 'string') throw fieldError(key, 'must be a string');
   const text = opts.raw ? value : value.trim();
   const max = opts.max ?? 255;
-  if (text.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  if (longerThan(text, max)) throw fieldError(key, `is too long (maximum ${max} characters)`);
   return text;
 }
 

@@ -13,6 +13,7 @@ import { AppError, notFound } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
+import { longerThan } from '../text.js';
 import { STORE_ROLES } from '../http/user-auth.js';
 import { page } from './render.js';
 
@@ -65,7 +66,7 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
       // Characters as the schema counts them (code points): `length` counts a character outside the
       // BMP twice, and the page refused what the API takes. Counted as sent, before the service
       // trims, as the schema counts them: counted after, the page took what the API refuses.
-      for (const key of ADDRESS_FIELDS) if ([...(given[key] ?? '')].length > 255) throw fieldError(key, 'is too long (maximum 255 characters)');
+      for (const key of ADDRESS_FIELDS) if (longerThan(given[key] ?? '', 255)) throw fieldError(key, 'is too long (maximum 255 characters)');
       await saveStoreAddress(deps, storeOf(request), readStoreAddress(given));
     } catch (err) {
       return addressPage(request, reply, given, formErrors(err).errors, null, 400);

@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import { bodyObject, fieldError, has, optionalBoolean, unwrap, type Body } from '../content/fields.js';
 import { nullable } from '../http/schemas.js';
+import { longerThan } from '../text.js';
 import { optionalBody, textish } from '../orders/schema-parts.js';
 
 export const FULFILLMENT_STATUSES = ['pending', 'open', 'success', 'shipped', 'delivered', 'cancelled', 'error', 'failure'] as const;
@@ -38,7 +39,7 @@ function optionalString(body: Body, key: string, max = 255): string | null | und
   if (v === null) return null;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v !== 'string') throw fieldError(key, 'must be a string');
-  if (v.length > max) throw fieldError(key, `is too long (maximum ${max} characters)`);
+  if (longerThan(v, max)) throw fieldError(key, `is too long (maximum ${max} characters)`);
   return v === '' ? null : v;
 }
 

@@ -3,7 +3,7 @@
 // very code that later runs it) and configuration. A problem is a 400 that names the function.
 import { badRequest } from '../http/errors.js';
 import { MAX_SLUG_CHARS, slugify } from '../slug.js';
-import { codePoints } from '../text.js';
+import { longerThan } from '../text.js';
 import { declarationProblems, TARGETS, type FunctionTarget } from './runtime/index.js';
 import { MAX_ACTIVE_PER_TARGET, type DeclaredFunction } from './functions.repo.js';
 
@@ -32,14 +32,14 @@ export function readManifestFunctions(value: unknown): DeclaredFunction[] {
     const f = entry as Record<string, unknown>;
     const handle = f.handle;
     // Checked before the slug rule, which cuts a slug at this length and would call it "not a slug".
-    if (typeof handle === 'string' && codePoints(handle) > MAX_FUNCTION_HANDLE_CHARS) throw badRequest(`${at}.handle must be at most ${MAX_FUNCTION_HANDLE_CHARS} characters`);
+    if (typeof handle === 'string' && longerThan(handle, MAX_FUNCTION_HANDLE_CHARS)) throw badRequest(`${at}.handle must be at most ${MAX_FUNCTION_HANDLE_CHARS} characters`);
     if (typeof handle !== 'string' || !handle || slugify(handle) !== handle) throw badRequest(`${at}.handle must be lowercase letters, digits and -`);
     const named = `${at} (${handle})`;
     if (handle === ALL_FUNCTIONS) throw badRequest(`${named}: handle "${ALL_FUNCTIONS}" is reserved (the run routes read it as every function of the app)`);
     if (seen.has(handle)) throw badRequest(`${named}: handle is used by another function of this app`);
     seen.add(handle);
     if (f.title !== undefined && f.title !== null && typeof f.title !== 'string') throw badRequest(`${named}: title must be a string`);
-    if (typeof f.title === 'string' && codePoints(f.title) > MAX_FUNCTION_TITLE_CHARS) throw badRequest(`${named}: title must be at most ${MAX_FUNCTION_TITLE_CHARS} characters`);
+    if (typeof f.title === 'string' && longerThan(f.title, MAX_FUNCTION_TITLE_CHARS)) throw badRequest(`${named}: title must be at most ${MAX_FUNCTION_TITLE_CHARS} characters`);
     // Target, expression and configuration: the runtime's own checks, the code that will run it.
     const problems = declarationProblems({ target: f.target, expression: f.expression, configuration: f.configuration });
     if (problems.length) throw badRequest(`${named}: ${problems.join('; ')}`);

@@ -10,6 +10,7 @@ import type { Deps } from '../deps.js';
 import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
+import { longerThan } from '../text.js';
 import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, nullable, pagedQuery, StringEnum } from '../http/schemas.js';
@@ -164,7 +165,7 @@ export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps:
     let url: string | null = null;
     if (given !== undefined && given !== null) {
       url = given.trim();
-      if (!isHttpUrl(url) || url.length > 2048) throw badRequest('dataExportUrl must be an absolute http(s) URL');
+      if (!isHttpUrl(url) || longerThan(url, 2048)) throw badRequest('dataExportUrl must be an absolute http(s) URL');
     }
     return envelope(await appGdprAction(deps, apiCaller(request), request.params.requestId, 'complete', url));
   });

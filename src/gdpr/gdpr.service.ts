@@ -7,6 +7,7 @@ import type { Queryable } from '../db/db.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
+import { longerThan } from '../text.js';
 import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 import {
   ACKNOWLEDGE_DAYS, COMPLETION_DAYS, DAY_MS, REQUEST_TYPES, TOPIC_OF, appStateOf, appStatesOf, findRequest, listRequests, requestView,
@@ -44,7 +45,7 @@ function optionalText(name: string, value: unknown, max = 320): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
   const v = value.trim();
-  if (v.length > max) throw badRequest(`${name} is too long`);
+  if (longerThan(v, max)) throw badRequest(`${name} is too long`);
   return v || null;
 }
 

@@ -1,6 +1,7 @@
 // Metafield types (C6.6) and values (C14.6): a value may be sent as its raw string ("42", "true",
 // JSON text) or as a JSON value of the type; it is stored as that raw string and returned typed.
 import { isCleanInput } from '../http/input-guard.js';
+import { longerThan } from '../text.js';
 
 export const METAFIELD_TYPES = [
   'single_line_text_field', 'multi_line_text_field', 'number_integer', 'number_decimal', 'boolean',
@@ -124,7 +125,7 @@ export function rawValue(type: MetafieldType, value: unknown): { raw: string } |
       raw = value;
       break;
   }
-  if (raw.length > MAX_RAW_LENGTH) return { error: `is too long (maximum is ${MAX_RAW_LENGTH} characters)` };
+  if (longerThan(raw, MAX_RAW_LENGTH)) return { error: `is too long (maximum is ${MAX_RAW_LENGTH} characters)` };
   return { raw };
 }
 

@@ -1,6 +1,7 @@
 // Request bodies of the merchant order routes (C7.1, app-api.md merchant update), read field by field
 // into checked values: every problem is a 400 naming its field (src/content/fields.ts).
 import { isUuid } from '../ids.js';
+import { longerThan } from '../text.js';
 import { AmountTooLargeError, parseMoney } from '../money.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import {
@@ -73,7 +74,7 @@ function text(value: unknown, field: string, max = 255, verbatim = false): strin
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') throw fieldError(field, 'must be a string');
   const t = verbatim ? value : value.trim();
-  if (t.length > max) throw fieldError(field, `is too long (maximum ${max} characters)`);
+  if (longerThan(t, max)) throw fieldError(field, `is too long (maximum ${max} characters)`);
   return t === '' ? null : t;
 }
 
@@ -133,7 +134,7 @@ export function readProperties(value: unknown, field: string): [string, string][
     if (typeof k !== 'string' || k.trim() === '') throw fieldError(field, 'keys must be non-empty strings');
     if (v !== null && typeof v === 'object') throw fieldError(field, 'values must be strings');
     const s = v === null || v === undefined ? '' : String(v);
-    if (k.length > 255 || s.length > 1000) throw fieldError(field, 'entries are too long');
+    if (longerThan(k, 255) || longerThan(s, 1000)) throw fieldError(field, 'entries are too long');
     return [k, s];
   });
 }

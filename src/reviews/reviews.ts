@@ -10,7 +10,7 @@ import { envelope } from '../http/shapes.js';
 import { envelopeOf, nullable, Timestamp } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { isUuid, uuidv7 } from '../ids.js';
-import { codePoints } from '../text.js';
+import { longerThan } from '../text.js';
 
 const MAX_BODY = 5000;
 
@@ -76,7 +76,7 @@ export async function submitReview(deps: Deps, storeId: string, authorId: string
   const text = body.body ?? null;
   // Counted in characters (code points), as the schema's maxLength and the project's other texts
   // count them: `length` counts UTF-16 units, so 3,000 emoji were refused as "more than 5000 characters".
-  if (text !== null && codePoints(text) > MAX_BODY) throw badRequest(`body must be at most ${MAX_BODY} characters`);
+  if (text !== null && longerThan(text, MAX_BODY)) throw badRequest(`body must be at most ${MAX_BODY} characters`);
   if (!isUuid(appId)) throw notFound('App not found');
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
