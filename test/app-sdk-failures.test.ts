@@ -21,9 +21,9 @@ import { createHarness, listenOnLoopback, type Harness } from './helpers/harness
 import { signupPartner } from './helpers/actors.js';
 import { freePort, ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
-import { installedThroughSdk } from './helpers/sdk.js';
+import { handoffFor, installedThroughSdk } from './helpers/sdk.js';
 import { main } from '../packages/app-sdk/src/cli.js';
-import { FileTokenStore, MemoryTokenStore, TokenKeeper, type Tokens } from '../packages/app-sdk/src/index.js';
+import { exchangeCode, FileTokenStore, MemoryTokenStore, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
 
 let h: Harness;
 let base: string;
@@ -100,6 +100,105 @@ describe('TokenKeeper when saving refreshed tokens fails', () => {
     expect((await store.get(merchant.slug))!.accessToken).toBe(token);
     const served = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${token}` } });
     expect(served.status).toBe(200);
+  });
+});
+
+describe('TokenKeeper.forget while a refresh is in flight', () => {
+  /** A store whose reads (or writes) wait at a gate the test opens, to hold a refresh mid-way. */
+  class GatedStore extends MemoryTokenStore {
+    gate: 'get' | 'set' | null = null;
+    private open: () => void = () => {};
+    reached: Promise<void> = Promise.resolve();
+    private reachedNow: () => void = () => {};
+    hold(on: 'get' | 'set') {
+      this.gate = on;
+      const wait = new Promise<void>((resolve) => (this.open = resolve));
+      this.reached = new Promise<void>((resolve) => (this.reachedNow = resolve));
+      return { release: () => this.open(), wait };
+    }
+    private async pass(on: 'get' | 'set', wait: Promise<void>) {
+      if (this.gate !== on) return;
+      this.gate = null;
+      this.reachedNow();
+      await wait;
+    }
+    current: Promise<void> = Promise.resolve();
+    override async get(shop: string) {
+      const tokens = await super.get(shop);
+      await this.pass('get', this.current);
+      return tokens;
+    }
+    override async set(shop: string, tokens: Tokens) {
+      await this.pass('set', this.current);
+      await super.set(shop, tokens);
+    }
+  }
+  const held = (store: GatedStore, on: 'get' | 'set') => {
+    const { release, wait } = store.hold(on);
+    store.current = wait;
+    return release;
+  };
+
+  it('forget wins: the refresh saves and returns nothing for the forgotten store, and a later call starts afresh', async () => {
+    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
+    const store = new GatedStore();
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, tokens);
+
+    const release = held(store, 'get');
+    const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await store.reached; // the refresh has read the tokens it is about to present
+    await keeper.forget(merchant.slug); // app/uninstalled arrives
+    // A call after forget does not join the refresh of the forgotten store.
+    await expect(keeper.refresh(merchant.slug)).rejects.toThrow(/not installed/);
+    release(); // the refresh goes on to the real platform, which rotates the tokens
+    const outcome = await refreshing;
+    expect(outcome).toBeInstanceOf(Error);
+    expect((outcome as Error).message).toMatch(/not installed/);
+    expect(await store.get(merchant.slug)).toBeNull();
+    await expect(keeper.accessToken(merchant.slug)).rejects.toThrow(/not installed/);
+  });
+
+  it('a save of refreshed tokens already under way lands before forget deletes, not after', async () => {
+    const { merchant, app, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
+    const store = new GatedStore();
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, tokens);
+
+    const release = held(store, 'set');
+    const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await store.reached; // the platform answered; the keeper is writing the new tokens
+    const forgetting = keeper.forget(merchant.slug);
+    release();
+    await forgetting;
+    expect(await refreshing).toBeInstanceOf(Error);
+    expect(await store.get(merchant.slug)).toBeNull();
+
+    // Installed again on the same store: the same keeper serves and refreshes the new tokens.
+    const handoff = verifyHandoff(await handoffFor(h, merchant, app), app.clientSecret);
+    if (!handoff.ok) throw new Error(handoff.reason);
+    await keeper.install(merchant.slug, await exchangeCode(creds, handoff));
+    const refreshed = await keeper.refresh(merchant.slug);
+    expect((await store.get(merchant.slug))?.accessToken).toBe(refreshed.accessToken);
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${refreshed.accessToken}` } });
+    expect(api.status).toBe(200);
+  });
+
+  it('install wins over a refresh of the tokens it replaces', async () => {
+    const first = await installedThroughSdk(h, base, ['read_products']);
+    const store = new GatedStore();
+    const keeper = new TokenKeeper(first.creds, store);
+    await keeper.install(first.merchant.slug, first.tokens);
+
+    const release = held(store, 'get');
+    const refreshing = keeper.refresh(first.merchant.slug).then((t) => t, (e: Error) => e);
+    await store.reached;
+    const replacement: Tokens = { ...first.tokens, accessToken: 'svcat_replacement', accessExpiresAt: Date.now() + 3_600_000 };
+    await keeper.install(first.merchant.slug, replacement);
+    release();
+    expect(await refreshing).toBeInstanceOf(Error);
+    expect((await store.get(first.merchant.slug))?.accessToken).toBe('svcat_replacement');
+    expect(await keeper.accessToken(first.merchant.slug)).toBe('svcat_replacement');
   });
 });
 

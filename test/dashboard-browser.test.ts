@@ -35,6 +35,8 @@ let browser: Browser;
 let page: Page;
 const cspViolations: string[] = [];
 const visited: string[] = [];
+/** The POST forms the sweep in `check` found, ids written `:id`. */
+const sweptActions = new Set<string>();
 
 describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
   beforeAll(async () => {
@@ -62,6 +64,38 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await h?.close();
   });
 
+  /**
+   * Every form of the page that changes something (method POST) is sent once (assets/dashboard.js):
+   * a copy of each form, hidden, gets two submit events as a double click would give; the second
+   * must be cancelled and the copy's buttons disabled. Synthetic submit events send nothing, and the
+   * copy is removed, so the page is as it was. Answers the actions of the forms that are not.
+   */
+  async function unguardedForms(): Promise<string[]> {
+    const { unguarded, swept } = await page.evaluate(async () => {
+      const unguarded: string[] = [];
+      const swept: string[] = [];
+      for (const form of Array.from(document.querySelectorAll('form'))) {
+        if (form.method !== 'post') continue;
+        const copy = form.cloneNode(true) as HTMLFormElement;
+        copy.hidden = true;
+        document.body.append(copy);
+        const first = new Event('submit', { bubbles: true, cancelable: true });
+        const second = new Event('submit', { bubbles: true, cancelable: true });
+        copy.dispatchEvent(first);
+        copy.dispatchEvent(second);
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        const enabled = Array.from(copy.querySelectorAll<HTMLButtonElement>('button, input[type="submit"]')).filter((b) => !b.disabled);
+        const action = new URL(form.action).pathname;
+        swept.push(action);
+        if (first.defaultPrevented || !second.defaultPrevented || enabled.length > 0) unguarded.push(action);
+        copy.remove();
+      }
+      return { unguarded, swept };
+    });
+    for (const action of swept) sweptActions.add(action.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, ':id'));
+    return unguarded;
+  }
+
   /** Waits for the page, checks it with axe-core, keeps a screenshot. */
   async function check(name: string) {
     await page.waitForLoadState('load');
@@ -77,6 +111,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
       };
     });
     expect(passes, 'axe-core ran its rules').toBeGreaterThan(10);
+    expect(await unguardedForms(), `POST forms on ${name} that a double click would send twice`).toEqual([]);
     await page.screenshot({ path: join(SHOTS, `${String(visited.length + 1).padStart(2, '0')}-${name}.png`), fullPage: true });
     visited.push(name);
     expect(violations, `axe-core on ${name} (${page.url()})`).toEqual([]);
@@ -302,4 +337,77 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     await page.waitForURL(/\?deleted=1$/);
     await expect.poll(() => page.getByRole('status').textContent()).toBe('Shipping zone deleted.');
   }, 180_000);
+  it('a double click on a form that creates something creates one record; every POST form of the dashboard is swept', async () => {
+    const merchant = await signupMerchant(h); // a merchant sees the developer pages and the store pages
+    await page.context().clearCookies();
+    await page.goto(`${base}/dashboard/login`);
+    await page.getByLabel('Email').fill(merchant.email);
+    await page.getByLabel('Password').fill('correct-horse');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/dashboard/apps`);
+
+    // Each POST reaches the service at once, but its answer comes back slowly: the page stays on
+    // screen for a while after the first click, as on a slow network, and a second click in that
+    // time would be a second submission. A person's double click: the second click 150 ms after
+    // the first, once the first request has left (clicks within one task only replace the planned
+    // navigation). The mouse clicks where the button is, whether it is disabled or not, as a person does.
+    const doubleClick = async (button: ReturnType<Page['getByRole']>) => {
+      await button.scrollIntoViewIfNeeded();
+      const box = (await button.boundingBox())!;
+      const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+      await page.mouse.click(x, y);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await page.mouse.click(x, y);
+    };
+    const posts: string[] = [];
+    await page.route(`${base}/dashboard/**`, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      posts.push(new URL(route.request().url()).pathname);
+      const response = await route.fetch({ maxRedirects: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await route.fulfill({ response });
+    });
+    try {
+      await page.goto(`${base}/dashboard/apps/new`);
+      const name = `Double Click ${unique()}`;
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      await page.getByLabel('App URL').fill('https://double.example.com');
+      await doubleClick(page.getByRole('button', { name: 'Create the app' }));
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // a second submission would have landed by now
+      expect(posts.filter((p) => p === '/dashboard/apps')).toHaveLength(1);
+      const apps = await h.db.query<{ id: string }>('SELECT id FROM apps WHERE name = $1', [name]);
+      expect(apps.rows.length).toBe(1);
+      await page.waitForURL(/\/dashboard\/apps\/[0-9a-f-]+\?created=1$/);
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('App created.');
+      const appId = apps.rows[0].id;
+
+      await page.goto(`${base}/dashboard/store/shipping-zones/new`);
+      await page.getByLabel('Name', { exact: true }).fill('Twice clicked');
+      await page.getByLabel('Countries').fill('US');
+      await doubleClick(page.getByRole('button', { name: 'Create the zone' }));
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(posts.filter((p) => p === '/dashboard/store/shipping-zones')).toHaveLength(1);
+      const zones = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM shipping_zones WHERE store_id = $1', [merchant.storeId]);
+      expect(zones.rows[0].n).toBe(1);
+      await page.waitForURL(/\/dashboard\/store\/shipping-zones\?saved=1$/);
+
+      // The forms the other tests do not reach, for the sweep below.
+      await page.goto(`${base}/dashboard/apps/${appId}/edit`);
+      await check('app-edit');
+      await page.goto(`${base}/dashboard/apps/${appId}/rotate-secret`);
+      await check('rotate-secret');
+    } finally {
+      await page.unrouteAll({ behavior: 'wait' });
+    }
+
+    // Every POST route of the dashboard had its form swept by `check` in one of the tests of this file.
+    expect([...sweptActions].sort()).toEqual([
+      '/dashboard/apps', '/dashboard/apps/:id', '/dashboard/apps/:id/deliveries/:id/redeliver', '/dashboard/apps/:id/rotate-secret',
+      '/dashboard/apps/:id/runs/v/:id/replay', '/dashboard/earnings/payout-method', '/dashboard/login', '/dashboard/logout',
+      '/dashboard/store/address', '/dashboard/store/apps/:id/uninstall', '/dashboard/store/apps/install',
+      '/dashboard/store/functions/:id/active', '/dashboard/store/functions/:id/configuration', '/dashboard/store/gdpr/customer-redact',
+      '/dashboard/store/gdpr/data-request', '/dashboard/store/gdpr/shop-redact', '/dashboard/store/shipping-zones',
+      '/dashboard/store/shipping-zones/:id', '/dashboard/store/shipping-zones/:id/delete',
+    ].sort());
+  }, 120_000);
 });

@@ -141,6 +141,32 @@ describe.each(stores)('$name', ({ redis }) => {
     expect((await login(email, PASSWORD, newIp())).status).toBe(200);
   }, 60_000);
 
+  it('an IPv6 client is counted by its /64: addresses in one /64 share the counter, other /64s do not; IPv4-mapped is the IPv4 address', async () => {
+    // A random /64 in 2001:db8::/32; each failure from another address in it, written in other forms.
+    const word = () => randomBytes(2).readUInt16BE(0);
+    const [a, b] = [word(), word()];
+    const prefix = `2001:db8:${a.toString(16)}:${b.toString(16)}`;
+    const inBlock = (i: number) => (i % 2 ? `${prefix}:${(i + 1).toString(16)}::${word().toString(16)}` : `${prefix.toUpperCase()}:0:0:${word().toString(16)}:${i.toString(16)}`);
+    const statuses: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 1; i++) statuses.push((await login(newEmail(), 'wrong-password', inBlock(i))).status);
+    expect(statuses).toEqual([...Array(CLIENT_LIMIT).fill(401), 429]);
+    const email = await user();
+    expectThrottled(await login(email, PASSWORD, `${prefix}::1`));
+    // The neighbouring /64 is another client.
+    const neighbour = `2001:db8:${a.toString(16)}:${(b ^ 1).toString(16)}::1`;
+    expect((await login(email, PASSWORD, neighbour)).status).toBe(200);
+
+    // IPv4: unchanged, and the same address seen through a dual-stack socket is the same client.
+    const ip = newIp();
+    const mapped: number[] = [];
+    for (let i = 0; i < CLIENT_LIMIT + 1; i++) mapped.push((await login(newEmail(), 'wrong-password', i % 2 ? `::ffff:${ip}` : ip)).status);
+    expect(mapped).toEqual([...Array(CLIENT_LIMIT).fill(401), 429]);
+    expectThrottled(await login(email, PASSWORD, ip));
+    // The next IPv4 address is not in the lock: IPv4 is counted per address, not per block.
+    const [o1, o2, o3, o4] = ip.split('.').map(Number);
+    expect((await login(email, PASSWORD, `${o1}.${o2}.${o3}.${o4 ^ 1}`)).status).toBe(200);
+  }, 60_000);
+
   it('successes do not count against the address', async () => {
     const email = await user();
     const ip = newIp();

@@ -1,8 +1,8 @@
 // Throttling of failed logins (issue 10 item 16; docs/decisions.md "Hardening"). Two counters, in
 // the shared store when REDIS_URL is set:
 //   - per account (the email, trimmed and lowercased, hashed): 5 failures lock it for 15 minutes;
-//   - per client address (request.ip): 30 failures lock that address for 15 minutes, whatever
-//     emails it tries (password spraying). Behind a load balancer request.ip is the client's only
+//   - per client address (request.ip; an IPv6 client by its /64, src/net/client-address.ts): 30
+//     failures lock that address for 15 minutes, whatever emails it tries (password spraying). Behind a load balancer request.ip is the client's only
 //     when SVC_TRUST_PROXY names the balancer (src/config/variables.ts).
 // Checked before the email is looked up or the password hashed, so a locked account answers 429
 // to the right password too and cannot be probed, and an email that does not exist is counted
@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { throttled } from '../http/errors.js';
 import type { AttemptRule } from '../ratelimit/attempts.js';
+import { clientAddressKey } from '../net/client-address.js';
 
 const WINDOW_MS = 15 * 60_000;
 export const LOGIN_LIMITS = {
@@ -31,7 +32,8 @@ const NOTHING: LoginAttempt = { succeeded: async () => {} };
 /** The key of an account: a hash, so the shared store holds no email addresses. */
 export const accountKey = (email: string) =>
   `login:account:${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 32)}`;
-export const clientKey = (ip: string) => `login:client:${ip}`;
+/** The key of a client address: an IPv6 client counts as its whole /64, which it controls. */
+export const clientKey = (ip: string) => `login:client:${clientAddressKey(ip)}`;
 
 /**
  * Counts this attempt as a failure until `succeeded` says otherwise; throws a 429 (with

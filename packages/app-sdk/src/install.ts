@@ -195,9 +195,17 @@ export class FileTokenStore implements TokenStore {
   }
 }
 
+/** The tokens of a store this keeper has no tokens for: never installed, or forgotten. */
+const notInstalled = (shop: string) => new Error(`no tokens for ${shop}: the app is not installed there`);
+
 /**
  * A store's access token, refreshed when it is about to expire (`marginMs` before): one refresh at a
  * time per store, shared by every caller waiting for it, and saved before anyone uses it.
+ *
+ * `forget` and `install` win over anything already running for the store: each starts a new
+ * generation of the store's tokens, and a refresh (or a save of unsaved tokens) begun in an older
+ * one saves nothing and returns nothing. Otherwise a refresh in flight when the app forgot the store
+ * would save tokens again for a store it had just let go.
  */
 export class TokenKeeper {
   private readonly inFlight = new Map<string, Promise<Tokens>>();
@@ -207,12 +215,48 @@ export class TokenKeeper {
    * the installation. So they are used from here, and saved again on each use until it succeeds.
    */
   private readonly unsaved = new Map<string, Tokens>();
+  /** Per store, bumped by `forget` and `install`: work begun under an older number is stale. */
+  private readonly generation = new Map<string, number>();
+  /** Per store, the saves under way, which `forget` lets finish before it deletes. */
+  private readonly saving = new Map<string, Set<Promise<void>>>();
 
   constructor(
     private readonly app: AppCredentials,
     private readonly store: TokenStore,
     private readonly options: { marginMs?: number; now?: () => number } = {},
   ) {}
+
+  private generationOf(shop: string): number {
+    return this.generation.get(shop) ?? 0;
+  }
+
+  /** Starts a new generation for the store: what runs for it now is stale, and no later call joins it. */
+  private newGeneration(shop: string): void {
+    this.generation.set(shop, this.generationOf(shop) + 1);
+    this.inFlight.delete(shop);
+    this.unsaved.delete(shop);
+  }
+
+  /** Saves tokens got in generation `gen`, unless the store was forgotten or installed again since. */
+  private async save(shop: string, tokens: Tokens, gen: number): Promise<void> {
+    if (this.generationOf(shop) !== gen) throw notInstalled(shop);
+    const write = this.store.set(shop, tokens);
+    const tracked = write.catch(() => undefined);
+    const writes = this.saving.get(shop) ?? new Set<Promise<void>>();
+    this.saving.set(shop, writes.add(tracked));
+    try {
+      await write;
+    } finally {
+      writes.delete(tracked);
+      if (writes.size === 0 && this.saving.get(shop) === writes) this.saving.delete(shop);
+    }
+    if (this.generationOf(shop) !== gen) throw notInstalled(shop); // forgotten while saving: forget deletes after this write
+  }
+
+  /** Waits for the store's writes already under way (their failures are their callers'). */
+  private async settled(shop: string): Promise<void> {
+    await Promise.all(this.saving.get(shop) ?? []);
+  }
 
   /**
    * Saves the first tokens of an installation (after `exchangeCode`). When the save fails the caller
@@ -221,38 +265,48 @@ export class TokenKeeper {
    * is a `CodeAlreadyExchangedError` that the app answers as installed.
    */
   async install(shop: string, tokens: Tokens): Promise<void> {
-    this.unsaved.delete(shop);
+    this.newGeneration(shop);
+    const gen = this.generationOf(shop);
     try {
-      await this.store.set(shop, tokens);
+      await this.settled(shop); // an older write must not land over these tokens
+      await this.save(shop, tokens, gen);
     } catch (err) {
-      this.unsaved.set(shop, tokens);
+      if (this.generationOf(shop) === gen) this.unsaved.set(shop, tokens);
       throw err;
     }
   }
 
-  /** Forgets a store (after `app/uninstalled`, or `shop/redact` once completed): its tokens are deleted. */
+  /**
+   * Forgets a store (once the app is uninstalled there: the platform has no uninstall topic, so when
+   * its refresh is refused, or `shop/redact` once completed): its tokens are
+   * deleted, and a refresh still in flight for it saves and returns nothing (it fails as for a store
+   * never installed); a later call starts afresh.
+   */
   async forget(shop: string): Promise<void> {
-    this.unsaved.delete(shop);
+    this.newGeneration(shop);
+    await this.settled(shop); // writes already sent to the store land before the delete, not after
     await this.store.delete(shop);
   }
 
   /** The store's tokens: those a failed save left in memory first (saved again now), else the store's. */
-  private async current(shop: string): Promise<Tokens | null> {
+  private async current(shop: string, gen: number): Promise<Tokens | null> {
     const unsaved = this.unsaved.get(shop);
-    if (!unsaved) return this.store.get(shop);
+    const tokens = unsaved ? unsaved : await this.store.get(shop);
+    if (this.generationOf(shop) !== gen) return null; // forgotten (or installed again) while reading
+    if (!unsaved) return tokens;
     try {
-      await this.store.set(shop, unsaved);
+      await this.save(shop, unsaved, gen);
       if (this.unsaved.get(shop) === unsaved) this.unsaved.delete(shop);
     } catch {
-      // Still not saved: they stay in memory, and serve this call all the same.
+      // Still not saved (or forgotten meanwhile, checked below): they stay in memory for this call.
     }
-    return unsaved;
+    return this.generationOf(shop) === gen ? unsaved : null;
   }
 
   async accessToken(shop: string): Promise<string> {
     const now = this.options.now ?? Date.now;
-    const tokens = await this.current(shop);
-    if (!tokens) throw new Error(`no tokens for ${shop}: the app is not installed there`);
+    const tokens = await this.current(shop, this.generationOf(shop));
+    if (!tokens) throw notInstalled(shop);
     if (tokens.accessExpiresAt - (this.options.marginMs ?? 60_000) > now()) return tokens.accessToken;
     return (await this.refresh(shop)).accessToken;
   }
@@ -261,20 +315,24 @@ export class TokenKeeper {
   refresh(shop: string): Promise<Tokens> {
     const running = this.inFlight.get(shop);
     if (running) return running;
+    const gen = this.generationOf(shop);
     const job = (async () => {
-      const current = await this.current(shop);
-      if (!current) throw new Error(`no tokens for ${shop}: the app is not installed there`);
+      const current = await this.current(shop, gen);
+      if (!current) throw notInstalled(shop);
       const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
       try {
-        await this.store.set(shop, next);
+        await this.save(shop, next, gen);
         this.unsaved.delete(shop);
       } catch (err) {
-        // The caller sees the failure; the new tokens are kept (see `unsaved`), not lost.
-        this.unsaved.set(shop, next);
+        // The caller sees the failure; the new tokens are kept (see `unsaved`), not lost, unless
+        // the store was forgotten or installed again meanwhile: then they belong to nobody.
+        if (this.generationOf(shop) === gen) this.unsaved.set(shop, next);
         throw err;
       }
       return next;
-    })().finally(() => this.inFlight.delete(shop));
+    })().finally(() => {
+      if (this.inFlight.get(shop) === job) this.inFlight.delete(shop);
+    });
     this.inFlight.set(shop, job);
     return job;
   }
