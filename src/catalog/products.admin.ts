@@ -14,6 +14,7 @@ import { ProductSchema, productView } from './product-view.js';
 import { lockProduct } from './products.repo.js';
 import { adminCreateBody, adminUpdateBody, readAdminCreate, readAdminUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
+import { discardFiles, productImageUrls, unreferencedUploads } from './upload-references.js';
 
 const tags = ['merchant admin: catalog'];
 const params = Type.Object({ id: Type.String({ description: 'product UUID or numeric id' }) });
@@ -51,10 +52,16 @@ export async function productAdminRoutes(instance: FastifyInstance, { deps }: { 
   }, async (request) => {
     const { id } = request.params;
     const { patch, variants } = readAdminUpdate(request.body);
-    const row = await deps.db.transaction(async (tx) => {
+    const { row, unused } = await deps.db.transaction(async (tx) => {
       const product = await lockOwnProduct(tx, request, id);
-      return updateProduct(tx, product, patch, variants, deps.clock.now());
+      // Only `images` and the variants' `mainImageUrl` can drop the store's uploads; other changes
+      // skip the store-wide reference check.
+      const touchesImages = patch.images !== undefined || variants.some((v) => v.fields.main_image_url !== undefined);
+      const before = touchesImages ? await productImageUrls(tx, product.id) : [];
+      const row = await updateProduct(tx, product, patch, variants, deps.clock.now());
+      return { row, unused: await unreferencedUploads(tx, deps.config, product.store_id, before) };
     });
+    await discardFiles(unused);
     return envelope(productView(row));
   });
 
@@ -65,7 +72,13 @@ export async function productAdminRoutes(instance: FastifyInstance, { deps }: { 
     },
   }, async (request) => {
     const { id } = request.params;
-    const row = await deps.db.transaction(async (tx) => deleteProduct(tx, await lockOwnProduct(tx, request, id), deps.clock.now()));
+    const { row, unused } = await deps.db.transaction(async (tx) => {
+      const product = await lockOwnProduct(tx, request, id);
+      const images = await productImageUrls(tx, product.id);
+      const row = await deleteProduct(tx, product, deps.clock.now());
+      return { row, unused: await unreferencedUploads(tx, deps.config, product.store_id, images) };
+    });
+    await discardFiles(unused);
     return envelope(productView(row));
   });
 }

@@ -19,7 +19,8 @@ import { variantFields, variantFieldSchemas } from './products.input.js';
 import { updateVariantRecord } from './products.service.js';
 import { lockProduct } from './products.repo.js';
 import { assertSchemaPassed } from './reader-first.js';
-import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, uploadPathOf, type StagedFile } from './uploads.js';
+import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, type StagedFile } from './uploads.js';
+import { discardFiles, storeUploadDir, unreferencedUploads } from './upload-references.js';
 import { findVariantAnyStore, VariantRecordSchema, variantRecord } from './variants.repo.js';
 
 const variantNotFound = () => badRequest('Variant not found');
@@ -154,24 +155,24 @@ export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { 
       errors.check();
       assertSchemaPassed(request); // a JSON body the schema refused and the reader let through
       if (form.image) {
-        stored = await keepImage(deps.config, form.image, 'mainImage', ['variants', found.store_id]);
+        stored = await keepImage(deps.config, form.image, 'mainImage', storeUploadDir(found.store_id));
         form.image = null;
         fields.main_image_url = stored.url;
       }
-      const { before, after } = await deps.db.transaction(async (tx) => {
+      const { after, unused } = await deps.db.transaction(async (tx) => {
         // The product first, then the variant: the order a product update with variants takes
         // (updateProduct). Variant first would deadlock against it, since writing the variant also
         // writes its product row (its cached variants, migration 0008).
         await lockProduct(tx, found.product_id);
         const variant = await findVariantAnyStore(tx, found.id, { lock: true });
         if (!variant) throw variantNotFound(); // deleted meanwhile
-        return { before: variant, after: await updateVariantRecord(tx, variant, fields, deps.clock.now()) };
+        const after = await updateVariantRecord(tx, variant, fields, deps.clock.now());
+        // A replaced or cleared image of this store's uploads goes when nothing else of the store
+        // (a product's images, another variant) still shows it.
+        const dropped = variant.main_image_url !== after.main_image_url ? [variant.main_image_url] : [];
+        return { after, unused: await unreferencedUploads(tx, deps.config, variant.store_id, dropped) };
       });
-      // A replaced or cleared image, when it was an upload of this store, is no longer referenced.
-      if (before.main_image_url !== after.main_image_url) {
-        const old = uploadPathOf(deps.config, before.main_image_url, ['variants', before.store_id]);
-        if (old) await discard(old);
-      }
+      await discardFiles(unused);
       return envelope(variantRecord(after));
     } catch (err) {
       if (form.image) await discard(form.image.path);

@@ -4,7 +4,7 @@
 // is said here too.
 import { Type, type Static } from 'typebox';
 import { nullable } from '../http/schemas.js';
-import { MAX_MENU_DEPTH, MAX_MENU_ITEMS } from './menus.js';
+import { MAX_MENU_DEPTH, MAX_MENU_ITEMS, MAX_STORE_MENU_ITEMS, MAX_STORE_MENUS } from './menus.js';
 
 /** A field documented only, for areas whose bodies are not described yet (orders, fulfillments). */
 export const field = (description: string) => Type.Optional(Type.Unknown({ description }));
@@ -34,7 +34,7 @@ export const menuBodySchema = Type.Object({
   url: text('trimmed, at most 2048 characters'),
   // The items are checked by the reader, which names a problem by its place (`child[0].name`).
   child: Type.Optional(nullable(Type.Array(Type.Unknown()), {
-    description: `the items, each an object { name (required), handle?, menuType?, menuItemType?, url?, child? } with the menu's rules, nested at most ${MAX_MENU_DEPTH} levels deep, at most ${MAX_MENU_ITEMS} items in all; null: none`,
+    description: `the items, each an object { name (required), handle?, menuType?, menuItemType?, url?, child? } with the menu's rules, nested at most ${MAX_MENU_DEPTH} levels deep, at most ${MAX_MENU_ITEMS} items in all; null: none. A store has at most ${MAX_STORE_MENUS} menus and ${MAX_STORE_MENU_ITEMS} items across them (400 past either)`,
     'x-error': 'must be an array of menu items',
   })),
   storeId,

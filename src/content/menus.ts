@@ -6,7 +6,9 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { slugify } from '../slug.js';
-import { AppError, badRequest } from '../http/errors.js';
+import { AppError, badRequest, notFound } from '../http/errors.js';
+import { isUuid } from '../ids.js';
+import { discardFiles, unreferencedUploads } from '../catalog/upload-references.js';
 import { nullable, Timestamp } from '../http/schemas.js';
 import { bodyObject, fieldError, optionalText, requiredText, type Body } from './fields.js';
 import type { MenuBody } from './content.schemas.js';
@@ -14,6 +16,14 @@ import type { MenuBody } from './content.schemas.js';
 /** Nesting below the menu itself (menu > item > sub-item > ...). */
 export const MAX_MENU_DEPTH = 5;
 export const MAX_MENU_ITEMS = 500;
+/**
+ * A store's menus and their items in all: `GET /api/v1/menus.json` answers every one of them in one
+ * response (app-api.md: no paging), so the store's total is what bounds that response. 100 menus is
+ * the service's bound for a store's collections (webhooks per store, manifest webhooks); 5,000 items
+ * leaves room for ten menus of the largest size.
+ */
+export const MAX_STORE_MENUS = 100;
+export const MAX_STORE_MENU_ITEMS = 5000;
 
 export interface MenuRow {
   id: string;
@@ -122,6 +132,11 @@ function within(path: string, err: unknown): unknown {
   return new AppError(err.kind, `${path}.${err.message}`, fields);
 }
 
+interface MenuInput extends MenuNode {
+  /** Items below the menu, at every level. */
+  itemCount: number;
+}
+
 function readNode(body: Body, path: string, depth: number, count: { n: number }): MenuNode {
   let node: Omit<MenuNode, 'child'>;
   try {
@@ -152,8 +167,9 @@ function readNode(body: Body, path: string, depth: number, count: { n: number })
 }
 
 /** C14.5: `{ name, handle, menuType, child: [{ name, menuItemType, url, child }] }`. */
-export function readMenuInput(raw: MenuBody): MenuNode {
-  return readNode(bodyObject(raw), '', 0, { n: 0 });
+export function readMenuInput(raw: MenuBody): MenuInput {
+  const count = { n: 0 };
+  return { ...readNode(bodyObject(raw), '', 0, count), itemCount: count.n };
 }
 
 /** The menu and all its items in the caller's transaction; `order` is the position among siblings. */
@@ -174,13 +190,55 @@ export async function createMenu(deps: Deps, storeId: string, body: MenuBody): P
   // One menu is many rows: all of them or none.
   await deps.db.transaction(async (tx) => {
     // A new menu goes after the store's existing ones. Menus made at once take turns (held to the
-    // commit), else each read the same last position and they shared it.
+    // commit), else each read the same last position and they shared it; the store's bounds are
+    // counted in the same turn, so menus made at once at a bound cannot all pass it.
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`menus:${storeId}`]);
-    const { rows: last } = await tx.query<{ next: number }>(
-      'SELECT COALESCE(max(sort_order) + 1, 0)::int AS next FROM menus WHERE store_id = $1 AND parent_id IS NULL',
+    const { rows: [store] } = await tx.query<{ next: number; menus: number; items: number }>(
+      `SELECT COALESCE(max(sort_order) FILTER (WHERE parent_id IS NULL) + 1, 0)::int AS next,
+              (count(*) FILTER (WHERE parent_id IS NULL))::int AS menus,
+              (count(*) FILTER (WHERE parent_id IS NOT NULL))::int AS items
+         FROM menus WHERE store_id = $1`,
       [storeId],
     );
-    await insertTree(tx, storeId, input, null, last[0].next, now, rows);
+    if (store.menus >= MAX_STORE_MENUS) throw badRequest(`a store has at most ${MAX_STORE_MENUS} menus`);
+    if (store.items + input.itemCount > MAX_STORE_MENU_ITEMS) {
+      throw badRequest(`a store has at most ${MAX_STORE_MENU_ITEMS} menu items in all; it has ${store.items} and this menu has ${input.itemCount}`);
+    }
+    await insertTree(tx, storeId, input, null, store.next, now, rows);
   });
   return menuTrees(rows)[0];
+}
+
+/**
+ * Deletes a menu with all its items (merchant `DELETE /menus/{id}`; the spec names only the create,
+ * docs/decisions.md Content): without it a store at its bounds could never make another menu. Only
+ * a menu, not an item: items are written and replaced with their menu. `mayTouch` refuses another
+ * store's menu (403, as the merchant admin's other routes). Uploads only the menu's links used go
+ * with it (the catalog's reference rule). Answers the menu as it was.
+ */
+export async function deleteMenu(deps: Deps, id: string, mayTouch: (storeId: string) => void): Promise<MenuView> {
+  const { view, unused } = await deps.db.transaction(async (tx) => {
+    const { rows: [menu] } = isUuid(id)
+      ? await tx.query<MenuRow>('SELECT * FROM menus WHERE id = $1 AND parent_id IS NULL', [id])
+      : { rows: [] as MenuRow[] };
+    if (!menu) throw notFound('Menu not found');
+    mayTouch(menu.store_id);
+    // In the store's turn for menus, as creating one: a create counting the store's bounds sees the
+    // menu whole or not at all.
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`menus:${menu.store_id}`]);
+    const { rows } = await tx.query<MenuRow>(
+      `WITH RECURSIVE tree AS (
+         SELECT * FROM menus WHERE id = $1
+         UNION ALL SELECT m.* FROM menus m JOIN tree t ON m.parent_id = t.id
+       )
+       SELECT * FROM tree ORDER BY sort_order, created_at, id`,
+      [menu.id],
+    );
+    const { rowCount } = await tx.query('DELETE FROM menus WHERE id = $1', [menu.id]); // items cascade
+    if (!rowCount) throw notFound('Menu not found'); // deleted meanwhile
+    const urls = rows.map((r) => r.url).filter((url): url is string => url !== null);
+    return { view: menuTrees(rows)[0], unused: await unreferencedUploads(tx, deps.config, menu.store_id, urls) };
+  });
+  await discardFiles(unused);
+  return view;
 }

@@ -536,6 +536,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/menus/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a menu with its items; `data` is the menu as it was
+         * @description Credential: merchant JWT, roles MERCHANT, STAFF_ADMIN, MANAGER, SUPER_ADMIN.
+         */
+        delete: operations["deleteMenusById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customers": {
         parameters: {
             query?: never;
@@ -5288,7 +5308,7 @@ export interface operations {
                     menuItemType?: string | null;
                     /** @description trimmed, at most 2048 characters */
                     url?: string | null;
-                    /** @description the items, each an object { name (required), handle?, menuType?, menuItemType?, url?, child? } with the menu's rules, nested at most 5 levels deep, at most 500 items in all; null: none */
+                    /** @description the items, each an object { name (required), handle?, menuType?, menuItemType?, url?, child? } with the menu's rules, nested at most 5 levels deep, at most 500 items in all; null: none. A store has at most 100 menus and 5000 items across them (400 past either) */
                     child?: unknown[] | null;
                     /** @description the store, for the platform operator only (merchant admin) */
                     storeId?: string;
@@ -5450,6 +5470,181 @@ export interface operations {
             };
             /** @description The request body is over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+        };
+    };
+    deleteMenusById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the menu id (menuId, a UUID); an item's id or another value is not found */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        state: "success";
+                        message: null;
+                        data: {
+                            /** @description the menu id (UUID) */
+                            menuId: string;
+                            name: string;
+                            handle: string;
+                            menuType: string | null;
+                            menuItemType: string | null;
+                            url: string | null;
+                            /** @description the items below, in order */
+                            child: {
+                                /** @description the item id (UUID) */
+                                menuId: string;
+                                name: string;
+                                handle: string;
+                                menuType: string | null;
+                                menuItemType: string | null;
+                                url: string | null;
+                                /** @description the items below, in order */
+                                child: {
+                                    /** @description the item id (UUID) */
+                                    menuId: string;
+                                    name: string;
+                                    handle: string;
+                                    menuType: string | null;
+                                    menuItemType: string | null;
+                                    url: string | null;
+                                    /** @description the items below, in order */
+                                    child: {
+                                        /** @description the item id (UUID) */
+                                        menuId: string;
+                                        name: string;
+                                        handle: string;
+                                        menuType: string | null;
+                                        menuItemType: string | null;
+                                        url: string | null;
+                                        /** @description the items below, in order */
+                                        child: {
+                                            /** @description the item id (UUID) */
+                                            menuId: string;
+                                            name: string;
+                                            handle: string;
+                                            menuType: string | null;
+                                            menuItemType: string | null;
+                                            url: string | null;
+                                            /** @description the items below, in order */
+                                            child: {
+                                                /** @description the item id (UUID) */
+                                                menuId: string;
+                                                name: string;
+                                                handle: string;
+                                                menuType: string | null;
+                                                menuItemType: string | null;
+                                                url: string | null;
+                                                /** @description always empty: items nest at most 5 levels deep */
+                                                child: unknown[];
+                                                /** @description the menu or item above */
+                                                parentId: string | null;
+                                                /** @description the position among its siblings */
+                                                order: number;
+                                                /** @description ISO 8601 date-time */
+                                                createdAt: string;
+                                                /** @description ISO 8601 date-time */
+                                                updatedAt: string;
+                                            }[];
+                                            /** @description the menu or item above */
+                                            parentId: string | null;
+                                            /** @description the position among its siblings */
+                                            order: number;
+                                            /** @description ISO 8601 date-time */
+                                            createdAt: string;
+                                            /** @description ISO 8601 date-time */
+                                            updatedAt: string;
+                                        }[];
+                                        /** @description the menu or item above */
+                                        parentId: string | null;
+                                        /** @description the position among its siblings */
+                                        order: number;
+                                        /** @description ISO 8601 date-time */
+                                        createdAt: string;
+                                        /** @description ISO 8601 date-time */
+                                        updatedAt: string;
+                                    }[];
+                                    /** @description the menu or item above */
+                                    parentId: string | null;
+                                    /** @description the position among its siblings */
+                                    order: number;
+                                    /** @description ISO 8601 date-time */
+                                    createdAt: string;
+                                    /** @description ISO 8601 date-time */
+                                    updatedAt: string;
+                                }[];
+                                /** @description the menu or item above */
+                                parentId: string | null;
+                                /** @description the position among its siblings */
+                                order: number;
+                                /** @description ISO 8601 date-time */
+                                createdAt: string;
+                                /** @description ISO 8601 date-time */
+                                updatedAt: string;
+                            }[];
+                            /** @description null for a menu */
+                            parentId: string | null;
+                            /** @description the position among its siblings */
+                            order: number;
+                            /** @description ISO 8601 date-time */
+                            createdAt: string;
+                            /** @description ISO 8601 date-time */
+                            updatedAt: string;
+                        };
+                        count: null;
+                        pagination: null;
+                    };
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No credential, or one that is invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The role may not use this route, or the resource belongs to another account or store */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No such resource (or not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
