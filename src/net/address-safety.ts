@@ -139,68 +139,60 @@ export async function checkTargetUrl(value: unknown, allowPrivate: boolean): Pro
  * others wait their turn; a lookup that has no answer by its deadline (waiting included) fails with
  * code `ETIMEOUT`, while the gate keeps counting its getaddrinfo until that really returns (the
  * thread is busy until then). Trusted names (the database, Redis, SMTP) do not go through the gate.
+ *
+ * The places are shared by every app and store, so one owner of names (`lookupOwner`: the domain a
+ * name is registered under, whose nameservers answer for all its subdomains) must not be able to
+ * take them all: an owner has at most one lookup in getaddrinfo at once (the line lets a lookup of
+ * an owner with nothing in flight go first), and an owner whose lookup outlived a caller's deadline
+ * is "timing out": its names are answered at once with the same `ETIMEOUT` for
+ * TIMING_OUT_OWNER_MS, and for as long as that lookup still holds its thread, without taking a place.
  */
 export const LOOKUP_CONCURRENCY = 2;
 /** Deadline of a save-time lookup (a subscription's, webhook's or app URL's host). */
 export const SAVE_LOOKUP_TIMEOUT_MS = 5000;
 /** Deadline of `guardedLookup` (the webhook attempt's 10 s; a caller with a shorter deadline uses `guardedLookupWithin`). */
 export const SEND_LOOKUP_TIMEOUT_MS = 10_000;
+/**
+ * How long an owner whose lookup timed out is answered `ETIMEOUT` at once. A minute, not RFC 9520's
+ * five-minute most: an honest app's one slow lookup must not cost its buyers' rates and its
+ * deliveries five minutes, while an attacker then holds a place for at most a deadline in every
+ * minute and a deadline, so keeping both places full takes a dozen or more domains at once. Real
+ * time, not the service clock (C12.1's test clock moves deadlines of the business; a nameserver's
+ * silence is measured in real seconds).
+ */
+export const TIMING_OUT_OWNER_MS = 60_000;
+/** Owners remembered as timing out, at most (the oldest are forgotten first). */
+const TIMING_OUT_OWNERS_KEPT = 10_000;
 
-/** Places counted while their work runs; the rest wait in arrival order. */
-class Gate {
-  private active = 0;
-  private readonly waiting = new Set<() => void>();
-  constructor(private readonly limit: number) {}
+/**
+ * Second-level labels under which a country code's names are registered (`shop.co.uk`,
+ * `store.com.au`): there a name's owner is three labels, elsewhere two. A guess at the registrable
+ * domain without a public-suffix list: names under a hosting provider's shared domain (`*.herokuapp.com`)
+ * share one owner, whose nameservers the provider runs.
+ */
+const COUNTRY_SECOND_LEVELS = new Set(['ac', 'co', 'com', 'edu', 'gen', 'go', 'gob', 'gov', 'ltd', 'mil', 'ne', 'net', 'nom', 'or', 'org', 'plc', 'sch']);
 
-  /** Runs `start` once a place is free (at once if one is), handing it the place's release. Returns a withdrawal of a start not yet run. */
-  enter(start: (release: () => void) => void): () => void {
-    const go = () => {
-      this.active++;
-      let released = false;
-      start(() => {
-        if (released) return;
-        released = true;
-        this.active--;
-        this.next();
-      });
-    };
-    if (this.active < this.limit) {
-      go();
-      return () => {};
-    }
-    this.waiting.add(go);
-    return () => this.waiting.delete(go);
-  }
-
-  /** Places taken, and starts waiting for one. */
-  counts(): { active: number; waiting: number } {
-    return { active: this.active, waiting: this.waiting.size };
-  }
-
-  private next(): void {
-    while (this.active < this.limit && this.waiting.size) {
-      const [go] = this.waiting;
-      this.waiting.delete(go);
-      go();
-    }
-  }
+/** The domain whose nameservers answer for `hostname` (as far as can be told without asking): `a.b.evil.com` is `evil.com`, `x.evil.co.uk` is `evil.co.uk`. */
+export function lookupOwner(hostname: string): string {
+  const labels = hostname.toLowerCase().replace(/\.$/, '').split('.');
+  const n = labels.length >= 3 && labels[labels.length - 1].length === 2 && COUNTRY_SECOND_LEVELS.has(labels[labels.length - 2]) ? 3 : 2;
+  return labels.slice(-n).join('.');
 }
-
-const lookupGate = new Gate(LOOKUP_CONCURRENCY);
-
-/** The outbound lookup gate's counts, one per getaddrinfo however many callers share it (tests). */
-export const outboundLookups = (): { active: number; waiting: number } => lookupGate.counts();
-
-const lookupTimeoutError = (hostname: string, timeoutMs: number) =>
-  Object.assign(new Error(`lookup of ${hostname} had no answer in ${timeoutMs} ms`), { code: 'ETIMEOUT', hostname, syscall: 'getaddrinfo' }) as NodeJS.ErrnoException;
 
 type LookupAllCallback = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void;
 
 /** One getaddrinfo and the callers waiting for its answer. */
 interface Flight {
+  readonly key: string;
+  readonly hostname: string;
+  readonly options: LookupOptions;
+  readonly owner: string;
   readonly callers: Set<LookupAllCallback>;
-  started: boolean;
-  withdraw: () => void;
+  /** performance.now() when it entered getaddrinfo; null while it waits for a place. */
+  startedAt: number | null;
+  /** Ran past a caller's deadline: its owner is timing out until it returns. */
+  timedOut: boolean;
+  backstop?: NodeJS.Timeout;
 }
 
 /**
@@ -210,53 +202,121 @@ interface Flight {
  * is asked for. Only concurrent callers share: each answer is fresh (C8.9 checks every connection).
  */
 const flights = new Map<string, Flight>();
+/** Lookups waiting for a place, in arrival order. */
+const waiting = new Set<Flight>();
+/** The lookup in getaddrinfo of each owner that has one (so its size is the places taken). */
+const running = new Map<string, Flight>();
+/** Owners timing out, with the performance.now() until which they are (in the order marked, so of expiry). */
+const timingOut = new Map<string, number>();
+
+/** The outbound lookup gate's counts, one per getaddrinfo however many callers share it (tests). */
+export const outboundLookups = (): { active: number; waiting: number } => ({ active: running.size, waiting: waiting.size });
+
+const lookupTimeoutError = (hostname: string, timeoutMs: number) =>
+  Object.assign(new Error(`lookup of ${hostname} had no answer in ${timeoutMs} ms`), { code: 'ETIMEOUT', hostname, syscall: 'getaddrinfo' }) as NodeJS.ErrnoException;
+const ownerTimingOutError = (hostname: string, owner: string) =>
+  Object.assign(new Error(`lookup of ${hostname} not tried: lookups under ${owner} recently had no answer`), { code: 'ETIMEOUT', hostname, syscall: 'getaddrinfo' }) as NodeJS.ErrnoException;
+
+function isTimingOut(owner: string): boolean {
+  if (running.get(owner)?.timedOut) return true;
+  const until = timingOut.get(owner);
+  if (until === undefined) return false;
+  if (until > performance.now()) return true;
+  timingOut.delete(owner);
+  return false;
+}
+
+/** `f` outlived a caller's deadline in getaddrinfo: its owner's names, waiting or asked later, fail at once. */
+function markTimingOut(f: Flight): void {
+  if (f.timedOut) return;
+  f.timedOut = true;
+  clearTimeout(f.backstop);
+  const now = performance.now();
+  timingOut.delete(f.owner);
+  timingOut.set(f.owner, now + TIMING_OUT_OWNER_MS);
+  for (const [owner, until] of timingOut) {
+    if (until > now && timingOut.size <= TIMING_OUT_OWNERS_KEPT) break;
+    timingOut.delete(owner);
+  }
+  // Its callers still waiting (longer deadlines) are answered now; later callers are too, so none joins it.
+  if (flights.get(f.key) === f) flights.delete(f.key);
+  for (const caller of f.callers) caller(ownerTimingOutError(f.hostname, f.owner), []);
+  for (const w of waiting) {
+    if (w.owner !== f.owner) continue;
+    waiting.delete(w);
+    if (flights.get(w.key) === w) flights.delete(w.key);
+    for (const caller of w.callers) caller(ownerTimingOutError(w.hostname, w.owner), []);
+  }
+}
+
+/** Starts waiting lookups while places are free, in arrival order, skipping owners that have one in getaddrinfo. */
+function admit(): void {
+  for (const f of waiting) {
+    if (running.size >= LOOKUP_CONCURRENCY) return;
+    if (running.has(f.owner)) continue;
+    waiting.delete(f);
+    start(f);
+  }
+}
+
+function start(f: Flight): void {
+  running.set(f.owner, f);
+  f.startedAt = performance.now();
+  // However short its callers' deadlines, a getaddrinfo this long has timed out for anyone.
+  f.backstop = setTimeout(markTimingOut, SEND_LOOKUP_TIMEOUT_MS, f).unref();
+  try {
+    dnsLookup(f.hostname, { ...f.options, all: true }, (err, addresses) => finish(f, err, err ? [] : (addresses as LookupAddress[])));
+  } catch (err) {
+    // A bad argument throws before anything reaches the threadpool (answered in a later turn,
+    // when the caller is listening).
+    process.nextTick(finish, f, err as NodeJS.ErrnoException, []);
+  }
+}
+
+function finish(f: Flight, err: NodeJS.ErrnoException | null, addresses: LookupAddress[]): void {
+  clearTimeout(f.backstop);
+  if (running.get(f.owner) === f) running.delete(f.owner);
+  if (flights.get(f.key) === f) flights.delete(f.key);
+  for (const caller of f.callers) caller(err, addresses);
+  admit();
+}
 
 /**
  * `dns.lookup(hostname, { ...options, all: true })` through the gate, failing with `ETIMEOUT` after
- * `timeoutMs` (waiting for the gate included).
+ * `timeoutMs` (waiting for the gate included), or at once while the name's owner is timing out.
  */
 export function lookupAll(hostname: string, options: LookupOptions, timeoutMs: number, callback: LookupAllCallback): void {
-  const key = JSON.stringify([hostname, options.family ?? 0, options.hints ?? 0, options.verbatim ?? null, (options as { order?: string }).order ?? null]);
-  let flight = flights.get(key);
-  if (!flight) {
-    const f: Flight = { callers: new Set(), started: false, withdraw: () => {} };
-    flights.set(key, f);
-    const answer = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
-      if (flights.get(key) === f) flights.delete(key);
-      for (const caller of f.callers) caller(err, addresses);
-    };
-    f.withdraw = lookupGate.enter((release) => {
-      f.started = true;
-      try {
-        dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-          release();
-          answer(err, err ? [] : (addresses as LookupAddress[]));
-        });
-      } catch (err) {
-        // A bad argument throws before anything reaches the threadpool (answered in a later turn,
-        // when the caller is listening).
-        release();
-        process.nextTick(answer, err as NodeJS.ErrnoException, []);
-      }
-    });
-    flight = f;
+  const owner = lookupOwner(hostname);
+  if (isTimingOut(owner)) {
+    process.nextTick(callback, ownerTimingOutError(hostname, owner), []);
+    return;
   }
-  const f = flight;
+  const key = JSON.stringify([hostname, options.family ?? 0, options.hints ?? 0, options.verbatim ?? null, (options as { order?: string }).order ?? null]);
+  let f = flights.get(key);
+  if (!f) {
+    f = { key, hostname, options, owner, callers: new Set(), startedAt: null, timedOut: false };
+    flights.set(key, f);
+    waiting.add(f);
+    admit();
+  }
+  const flight = f;
   let done = false;
   const caller: LookupAllCallback = (err, addresses) => {
     if (done) return;
     done = true;
     clearTimeout(timer);
-    f.callers.delete(caller);
+    flight.callers.delete(caller);
     callback(err, addresses);
   };
-  f.callers.add(caller);
+  flight.callers.add(caller);
   const timer = setTimeout(() => {
     caller(lookupTimeoutError(hostname, timeoutMs), []);
-    // Nobody left waiting for a lookup still waiting for the gate: it is not asked at all.
-    if (!f.callers.size && !f.started) {
-      f.withdraw();
-      if (flights.get(key) === f) flights.delete(key);
+    if (flight.startedAt === null) {
+      // Nobody left waiting for a lookup still waiting for the gate: it is not asked at all.
+      if (!flight.callers.size && waiting.delete(flight) && flights.get(key) === flight) flights.delete(key);
+    } else if (performance.now() - flight.startedAt >= timeoutMs - 1) {
+      // The nameserver had this caller's whole deadline (not just the end of it after a wait in line).
+      markTimingOut(flight);
     }
   }, timeoutMs);
   // A lookup waits only while others are in getaddrinfo, which keeps the process alive anyway.
