@@ -133,13 +133,16 @@ describe('C14.15 Stripe amounts: minor units to major units', () => {
 
   it('a subscription update in a three-decimal currency: unit amount x quantity in thousandths', async () => {
     const m = await signupMerchant(h);
+    const subscriptionId = `sub_money_upd_${Date.now().toString(36)}`;
+    // Its subscriptions/create first: an update before it waits for it (stripe-order.test.ts).
+    await post(invoiceEvent('invoice.paid', { subscriptionId, storeId: m.storeId, orderId: 'order-kwd' }, { currency: 'kwd', amount: 7500 }));
     const res = await post(event('customer.subscription.updated', {
-      id: `sub_money_upd_${Date.now().toString(36)}`, object: 'subscription', customer: 'cus_1', status: 'active',
+      id: subscriptionId, object: 'subscription', customer: 'cus_1', status: 'active',
       metadata: { storeId: m.storeId, orderId: 'order-kwd' },
       items: { object: 'list', data: [{ id: 'si_1', quantity: 3, price: { id: 'price_kwd', currency: 'kwd', unit_amount: 2500, recurring: { interval: 'month', interval_count: 1 } } }] },
     }));
     expect(res.json().data.topic, res.body).toBe('subscriptions/update');
-    const [written] = await events(h, m.storeId, 'subscriptions/');
+    const [written] = await events(h, m.storeId, 'subscriptions/update');
     expect(written.payload).toMatchObject({ amount: 7.5, currency: 'kwd' });
   });
 });

@@ -117,4 +117,29 @@ describe('C9 erasure reaches what the platform keeps of a Stripe subscription (C
     expect(written).toHaveLength(1);
     expect(written[0].payload).toMatchObject({ subscriptionId: ref.subscriptionId, customerEmail: '' });
   });
+
+  it('an event held until its subscription is created (Stripe sends out of order) loses the email too, and is released without it', async () => {
+    const s = await storeWithApp(h, { scopes: ['read_customers', 'read_orders'], tier: 'enterprise' });
+    const email = `early-${uniq()}@example.com`;
+    const ref = { subscriptionId: `sub_rv_${uniq()}`, storeId: s.merchant.storeId, orderId: `order-${uniq()}` };
+    const renewal = invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_cycle' });
+    (renewal.data.object as Record<string, unknown>).customer_email = email;
+    const early = await postStripe(renewal);
+    expect(early.statusCode, early.body).toBe(200);
+    expect(early.json().data.ignored).toBe('awaiting_create');
+
+    const asked = await h.req('POST', '/apps/gdpr/customer-redact', { token: s.merchant.token, body: { customerEmail: email } });
+    expect(asked.statusCode, asked.body).toBe(201);
+    const completed = await h.req('POST', `/apps/gdpr/complete/${asked.json().data.requestId}`, { token: s.accessToken });
+    expect(completed.statusCode, completed.body).toBe(200);
+    const held = await h.db.query<{ t: string }>('SELECT e::text AS t FROM stripe_held_events e WHERE subscription_id = $1', [ref.subscriptionId]);
+    expect(held.rows).toHaveLength(1);
+    expect(held.rows[0].t.toLowerCase()).not.toContain(email);
+
+    const created = await postStripe(invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_create' }));
+    expect(created.statusCode, created.body).toBe(200);
+    const renewed = (await events(h, s.merchant.storeId)).filter((e) => e.topic === 'subscriptions/renew');
+    expect(renewed).toHaveLength(1);
+    expect(JSON.stringify(renewed[0].payload).toLowerCase()).not.toContain(email);
+  });
 });

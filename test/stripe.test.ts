@@ -133,8 +133,9 @@ describe('C13.3 duplicates and the terminal cancel', () => {
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toEqual({ received: true, duplicate: false, topic: null, ignored: 'subscription_cancelled' });
     }
+    expect((await post(invoiceEvent('invoice.paid', other))).json().data.topic).toBe('subscriptions/create');
     expect((await post(subscriptionEvent('customer.subscription.updated', other, 'active'))).json().data.topic).toBe('subscriptions/update');
-    expect((await events(h, s.merchant.storeId)).map((e) => e.topic)).toEqual(['subscriptions/create', 'subscriptions/cancelled', 'subscriptions/update']);
+    expect((await events(h, s.merchant.storeId)).map((e) => e.topic)).toEqual(['subscriptions/create', 'subscriptions/cancelled', 'subscriptions/create', 'subscriptions/update']);
   });
 });
 

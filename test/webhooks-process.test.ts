@@ -14,7 +14,7 @@ import { freePort, startService, type ServiceProcess } from './helpers/process.j
 import { startReceiver, verifySignature, type Receiver } from './fixtures/webhook-receiver.js';
 import { subscribe, webhookStore, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
 import { remoteHarness } from './fixtures/webhook-remote.js';
-import { signStripe, subscriptionEvent } from './fixtures/webhook-stripe-events.js';
+import { invoiceEvent, signStripe } from './fixtures/webhook-stripe-events.js';
 import { createTestApp, installApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { emit } from '../src/outbox/emit.js';
 
@@ -121,13 +121,13 @@ describe.runIf(!onPostgres)('crash: the service process killed with SIGKILL (emb
     const partner = await signupPartner(remote);
     const app = await createTestApp(remote, partner.token, { scopes: WEBHOOK_SCOPES, tier: 'enterprise' });
     const installed = await installApp(remote, merchant, app);
-    await subscribe(remote, installed.accessToken, 'subscriptions/update', `${rx.url}/crash-embedded`);
+    await subscribe(remote, installed.accessToken, 'subscriptions/create', `${rx.url}/crash-embedded`);
 
     // Events come in through the service's own payment-processor endpoint, one per subscription.
     const total = 60;
     delayMs = 1000;
     for (let i = 0; i < total; i++) {
-      const e = subscriptionEvent('customer.subscription.updated', { subscriptionId: `sub_crash_${i}`, storeId: merchant.storeId, orderId: String(i) }, 'active');
+      const e = invoiceEvent('invoice.paid', { subscriptionId: `sub_crash_${i}`, storeId: merchant.storeId, orderId: String(i) });
       const res = await remote.req('POST', '/payments/stripe/webhook', {
         payload: JSON.stringify(e), headers: { 'content-type': 'application/json', 'stripe-signature': signStripe(JSON.stringify(e), stripeSecret) },
       });

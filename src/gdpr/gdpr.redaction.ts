@@ -75,6 +75,14 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
         AND (lower(customer_email) IN (SELECT jsonb_array_elements_text($2::jsonb)) OR order_id IN (SELECT jsonb_array_elements_text($3::jsonb)))`,
     [t.storeId, JSON.stringify(emails), JSON.stringify(erasedOrders.map((o) => o.id)), now],
   );
+  // Stripe events held until their subscription's create arrives (stripe.service.ts) keep the
+  // email they came with, to be sent when released: it goes as from the subscription itself.
+  await tx.query(
+    `UPDATE stripe_held_events SET facts = jsonb_set(facts, '{customerEmail}', 'null'::jsonb)
+      WHERE facts->>'storeId' = $1::text AND facts->>'customerEmail' IS NOT NULL
+        AND (lower(facts->>'customerEmail') IN (SELECT jsonb_array_elements_text($2::jsonb)) OR facts->>'orderId' IN (SELECT jsonb_array_elements_text($3::jsonb)))`,
+    [t.storeId, JSON.stringify(emails), JSON.stringify(erasedOrders.map((o) => o.id))],
+  );
   // The customer's checkouts (C15.1) hold the same personal data: those with its email, and those
   // that made the redacted orders, keep their lines and totals and lose email, address and note
   // (and the hash of the rate request made from the address). What their functions (and shipping

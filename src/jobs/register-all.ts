@@ -8,6 +8,7 @@ import { registerBillingJobs, scheduleBillingWorkers } from '../billing/jobs.js'
 import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
 import { registerCheckoutJobs, scheduleCheckoutWorkers } from '../checkout/checkout.jobs.js';
 import { registerShippingRateJobs, scheduleShippingRateWorkers } from '../checkout/rate-cache.js';
+import { registerStripeJobs, scheduleStripeWorkers } from '../payments/stripe.jobs.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
@@ -15,6 +16,7 @@ export function registerJobs(deps: Deps): void {
   registerGdprJobs(deps);
   registerCheckoutJobs(deps);
   registerShippingRateJobs(deps);
+  registerStripeJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -25,4 +27,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduleGdprWorkers(deps, scheduler);
   scheduleCheckoutWorkers(deps, scheduler);
   scheduleShippingRateWorkers(deps, scheduler);
+  scheduleStripeWorkers(deps, scheduler);
 }

@@ -35,7 +35,10 @@ const OutcomeSchema = Type.Object({
   received: Type.Boolean({ description: 'always true' }),
   duplicate: Type.Boolean({ description: 'the event id was seen before: nothing emitted again (C13.3)' }),
   topic: nullable(Type.String({ description: 'the subscription topic emitted, if any' })),
-  ignored: Type.Optional(StringEnum(['unmapped', 'no_store', 'subscription_cancelled'] as const, { description: 'why a new event emitted nothing' })),
+  ignored: Type.Optional(StringEnum(['unmapped', 'no_store', 'subscription_cancelled', 'awaiting_create', 'stale'] as const, {
+    description: 'why a new event emitted nothing: `awaiting_create` is held and emitted right after the subscription\'s first invoice.paid '
+      + '(subscriptions/create); `stale` is an update or failed charge older (Stripe\'s `created`) than an event already applied',
+  })),
 });
 
 export async function stripeWebhookRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {

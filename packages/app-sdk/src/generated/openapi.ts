@@ -3498,10 +3498,10 @@ export interface operations {
                             /** @description the subscription topic emitted, if any */
                             topic: string | null;
                             /**
-                             * @description why a new event emitted nothing
+                             * @description why a new event emitted nothing: `awaiting_create` is held and emitted right after the subscription's first invoice.paid (subscriptions/create); `stale` is an update or failed charge older (Stripe's `created`) than an event already applied
                              * @enum {string}
                              */
-                            ignored?: "unmapped" | "no_store" | "subscription_cancelled";
+                            ignored?: "unmapped" | "no_store" | "subscription_cancelled" | "awaiting_create" | "stale";
                         };
                         count: null;
                         pagination: null;
