@@ -25,9 +25,23 @@ let log: Logger | null = null;
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 /** The first stop signal received while the service was still starting. */
 let stopAsked: NodeJS.Signals | null = null;
+/**
+ * How long a stop asked during start-up waits for the step under way to end, as long as a shutdown
+ * may take (main's `shutdown`). A step can hang for ever (a database address that accepts the
+ * connection and never answers: pg has no connect timeout), and the process would then hear no stop
+ * signal at all but SIGKILL.
+ */
+const START_STOP_GRACE_MS = 15_000;
+let startStopGrace: NodeJS.Timeout | null = null;
 /** What a stop signal does: during start-up, noted (see main); once started, the shutdown. */
 let onStop = (signal: NodeJS.Signals) => {
-  stopAsked ??= signal;
+  if (stopAsked) return;
+  stopAsked = signal;
+  startStopGrace = setTimeout(() => {
+    console.error(`stopping: the start-up step under way did not end within 15 s of ${signal}; exiting without closing the rest`);
+    process.exit(1);
+  }, START_STOP_GRACE_MS);
+  startStopGrace.unref();
 };
 // Listened to from the first moment, not only once started: a supervisor's SIGTERM during a long
 // start (the migrations, the demo's load) used to kill the process mid-way, the database unclosed.
@@ -58,6 +72,7 @@ async function main() {
   // then close the database (PGlite needs a clean close).
   const shutdown = (reason: string, code = 0) => {
     closing ??= (async () => {
+      if (startStopGrace) clearTimeout(startStopGrace); // the shutdown has a grace of its own
       const force = setTimeout(() => {
         logger.error({ reason }, 'shutdown took over 15 s: exiting without closing the rest');
         process.exit(code || 1);

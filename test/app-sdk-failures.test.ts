@@ -200,6 +200,56 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
     expect((await store.get(first.merchant.slug))?.accessToken).toBe('svcat_replacement');
     expect(await keeper.accessToken(first.merchant.slug)).toBe('svcat_replacement');
   });
+
+  // Found in review: a call made after forget or install began, while they waited for an older save
+  // to land, read the store's old tokens under the new generation and refreshed with them: after a
+  // forget it could save tokens again for the store let go; during a reinstall it presented a
+  // refresh token the older refresh had already spent, and the platform's reuse detection (C4.5)
+  // revoked the installation, the new tokens with it.
+  it('a call made while install waits for an older save reads the installed tokens, not the ones they replace', async () => {
+    const { merchant, app, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
+    const store = new GatedStore();
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, tokens);
+
+    const release = held(store, 'set');
+    const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await store.reached; // the platform rotated the tokens; the keeper is writing the new ones
+    const handoff = verifyHandoff(await handoffFor(h, merchant, app), app.clientSecret);
+    if (!handoff.ok) throw new Error(handoff.reason);
+    const installing = keeper.install(merchant.slug, await exchangeCode(creds, handoff)); // waits for that write
+    const during = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the call has had time to read the store
+    release();
+    await installing;
+    expect(await refreshing).toBeInstanceOf(Error); // begun before the install: saves nothing
+    const got = await during;
+    expect(got, String(got)).not.toBeInstanceOf(Error);
+    expect((await store.get(merchant.slug))?.accessToken).toBe((got as Tokens).accessToken);
+    const api = await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${await keeper.accessToken(merchant.slug)}` } });
+    expect(api.status).toBe(200);
+  });
+
+  it('a call made while forget waits for an older save finds the store forgotten', async () => {
+    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
+    const store = new GatedStore();
+    const keeper = new TokenKeeper(creds, store);
+    await keeper.install(merchant.slug, tokens);
+
+    const release = held(store, 'set');
+    const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await store.reached;
+    const forgetting = keeper.forget(merchant.slug);
+    const during = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await forgetting;
+    expect(await refreshing).toBeInstanceOf(Error);
+    const got = await during;
+    expect(got).toBeInstanceOf(Error);
+    expect((got as Error).message).toMatch(/not installed/);
+    expect(await store.get(merchant.slug)).toBeNull();
+  });
 });
 
 describe('svc-app: usage errors and unhelpful failures', () => {

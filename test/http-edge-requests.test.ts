@@ -111,6 +111,19 @@ describe('an HTTP/1.1 request without Host: 400 in the shape of the endpoint it 
     }
   }, 120_000);
 
+  // Found in review: a request line in absolute form (`GET http://host/api/v1/... HTTP/1.1`, which a
+  // server must accept, RFC 9112 3.2.2) names its endpoint by the URL's path, as the router reads it;
+  // without Host, the refusal went out without the version header, and an App API path no route has
+  // in the envelope rather than the App API's errors body.
+  it('a request line in absolute form: the same 400 as the path alone', async () => {
+    const envelopeApi = operations.find((op) => op.path.startsWith('/api/v1/') && shapeOfPath(op.path) === 'envelope')!;
+    const targets = [{ method: 'GET', path: '/api/v1/products.json' }, envelopeApi, { method: 'GET', path: UNKNOWN_API_PATH }, { method: 'GET', path: '/apps/developer/apps' }];
+    for (const op of targets) {
+      const [res] = await raw(port, `${op.method} http://svc.test${urlOf(op.path)} HTTP/1.1\r\nContent-Length: 0\r\n\r\n`);
+      expectShaped(res, 400, shapeOfPath(op.path), op.path, `${op.method} http://svc.test${op.path}`);
+    }
+  });
+
   it('a POST without Host runs nothing: no account is made', async () => {
     const email = `nohost-${Date.now()}@example.com`;
     const body = JSON.stringify({ email, password: 'correct-horse', name: 'Merchant', storeName: 'No Host' });

@@ -4,6 +4,7 @@
 // the same at any time. Both now stop the service gracefully: exit 0, the database closed, and the
 // next start finds everything in place (the migrations are transactional, the demo resumable).
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -73,6 +74,37 @@ describe('stop signals stop the service gracefully, whenever they come', () => {
     again.child.kill('SIGTERM');
     await expectCleanExit(again);
   }, 240_000);
+
+  // Found in review: a stop asked during start-up waits for the step under way, and a step can
+  // never end: a database address that accepts the connection and never answers (a hung server, a
+  // proxy in front of a stopped one; pg has no connect timeout). The process then heard no SIGTERM
+  // or Ctrl-C at all (before the listeners, the signal at least killed it), only SIGKILL.
+  it('SIGTERM while a start-up step never ends: the process still exits, after the shutdown grace (15 s)', async () => {
+    let connected: () => void = () => {};
+    const connecting = new Promise<void>((resolve) => (connected = resolve));
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => { // accepts, never answers: a hung database
+      sockets.add(socket.on('error', () => undefined));
+      connected();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      silent.close(resolve);
+    }));
+    const dbPort = (silent.address() as net.AddressInfo).port;
+    const svc = startService({ SVC_DATA_DIR: tempDir('svc-edge-signals-'), PORT: String(await freePort()), DATABASE_URL: `postgres://postgres@127.0.0.1:${dbPort}/none` });
+    await connecting; // the start-up has reached the database, and waits on it for ever
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(svc.child.exitCode, svc.output()).toBeNull();
+    const asked = Date.now();
+    svc.child.kill('SIGTERM');
+    const exit = await Promise.race([svc.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 25_000))]);
+    if (exit === 'still running') svc.child.kill('SIGKILL');
+    expect(exit, svc.output()).toEqual({ code: 1, signal: null });
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(14_000);
+    expect(svc.output()).toMatch(/did not end within 15 s/);
+  }, 60_000);
 
   it('SIGHUP once started: the same graceful stop as SIGTERM (exit 0, database closed)', async () => {
     const { env, dataDir } = await firstStartEnv();

@@ -109,6 +109,20 @@ describe('a merchant deletes a menu', () => {
     expectEnvelopeError(await h.req('DELETE', `/menus/${menuId}`, { token: m.token }), 404, 'Menu not found');
   });
 
+  // Review: two deletes of one menu at once (a double click): one deletes it, the other is the 404
+  // of a menu already gone, never a 500 or a second 200.
+  it('two deletes of one menu at once: one 200, one 404', async () => {
+    const m = await signupMerchant(h);
+    for (let round = 0; round < 5; round++) {
+      const made = (await nested(m)).json().data;
+      const answers = await Promise.all([0, 1].map(() => h.req('DELETE', `/menus/${made.menuId}`, { token: m.token })));
+      expect(answers.map((r) => r.statusCode).sort(), answers.map((r) => r.body).join('\n')).toEqual([200, 404]);
+      expect(answers.find((r) => r.statusCode === 200)!.json().data).toEqual(made);
+      expectEnvelopeError(answers.find((r) => r.statusCode === 404)!, 404, 'Menu not found');
+    }
+    expect(await counts(m.storeId)).toEqual({ menus: 0, items: 0 });
+  });
+
   it("an item's id, an unknown id or another value is not found; another store's menu is 403 and stays", async () => {
     const m = await signupMerchant(h);
     const made = (await nested(m)).json().data;

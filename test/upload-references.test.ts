@@ -149,6 +149,21 @@ describe('a variant image copied to a product image (or the reverse) within a st
     expect(await served(url)).toBe(404);
   });
 
+  // Review: the menu side of the rule (docs/decisions.md Content, merchant DELETE /menus/{id}).
+  it("a menu item's link keeps the upload; deleting the menu (the last use) deletes it", async () => {
+    const s = await store();
+    const t = s.merchant.token;
+    const p = await product(t);
+    const url = await upload(t, p.variantId);
+    const made = await h.req('POST', '/menus', { token: t, body: { name: 'Main', child: [{ name: 'Look', child: [{ name: 'Book', url }] }] } });
+    expect(made.statusCode, made.body).toBe(201);
+    await setVariantImage(t, p.variantId, null);
+    expect(await served(url)).toBe(200);
+    const res = await h.req('DELETE', `/menus/${made.json().data.menuId}`, { token: t });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await served(url)).toBe(404);
+  });
+
   it('a variant image copied onto a second variant survives the first one replacing it', async () => {
     const s = await store();
     const t = s.merchant.token;

@@ -25,6 +25,12 @@ const missingHost = (request: FastifyRequest) =>
   request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor === 1;
 
 /**
+ * The request target as a path: one in absolute form (`GET http://host/api/v1/x.json`, RFC 9112
+ * 3.2.2) names the endpoint its path does, as the router reads it (find-my-way).
+ */
+const pathOfTarget = (url: string) => (url.startsWith('/') ? url : url.replace(/^https?:\/\/[^/?#]*/i, '') || '/');
+
+/**
  * Registers the refusals on the root instance, right after the request id is set (so before every
  * surface's hooks). `shapeOfUrl`: the error shape of the endpoint a URL names, for URLs no route matches.
  */
@@ -40,8 +46,9 @@ export function refuseAtTheEdge(app: FastifyInstance, shapeOfUrl: (method: strin
     if (!closing && !missingHost(request)) return done();
     // The Retry-After the error handler gives every 503 (1 s) sends the client to another process.
     const refusal = closing ? unavailable('The service is shutting down; send the request again') : badRequest('The Host header is required');
-    request.fallbackShape = shapeOfUrl(request.method, request.url);
-    if (request.url.startsWith('/api/v1/')) reply.header('X-SVC-Api-Version', API_VERSION);
+    const path = pathOfTarget(request.url);
+    request.fallbackShape = shapeOfUrl(request.method, path);
+    if (path.startsWith('/api/v1/')) reply.header('X-SVC-Api-Version', API_VERSION);
     reply.header('Connection', 'close');
     done(refusal);
   });

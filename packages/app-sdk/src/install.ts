@@ -219,6 +219,13 @@ export class TokenKeeper {
   private readonly generation = new Map<string, number>();
   /** Per store, the saves under way, which `forget` lets finish before it deletes. */
   private readonly saving = new Map<string, Set<Promise<void>>>();
+  /**
+   * Per store, the `install` or `forget` under way (settled, never rejected). A call begun meanwhile
+   * waits for it before reading the store: until then the store still holds the tokens being
+   * replaced or forgotten, and refreshing with those presents a refresh token an older refresh may
+   * have spent (C4.5: the platform then revokes the installation) or saves again for a store let go.
+   */
+  private readonly changing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly app: AppCredentials,
@@ -258,6 +265,18 @@ export class TokenKeeper {
     await Promise.all(this.saving.get(shop) ?? []);
   }
 
+  /** Runs `work` (an install's save, a forget's delete) after the store's previous one, as `changing`. */
+  private async change(shop: string, work: () => Promise<void>): Promise<void> {
+    const done = (this.changing.get(shop) ?? Promise.resolve()).then(work);
+    const mark = done.then(() => undefined, () => undefined);
+    this.changing.set(shop, mark);
+    try {
+      await done;
+    } finally {
+      if (this.changing.get(shop) === mark) this.changing.delete(shop);
+    }
+  }
+
   /**
    * Saves the first tokens of an installation (after `exchangeCode`). When the save fails the caller
    * gets the error, and the tokens are kept as a failed refresh's are (`unsaved`): their code is
@@ -267,13 +286,15 @@ export class TokenKeeper {
   async install(shop: string, tokens: Tokens): Promise<void> {
     this.newGeneration(shop);
     const gen = this.generationOf(shop);
-    try {
-      await this.settled(shop); // an older write must not land over these tokens
-      await this.save(shop, tokens, gen);
-    } catch (err) {
-      if (this.generationOf(shop) === gen) this.unsaved.set(shop, tokens);
-      throw err;
-    }
+    await this.change(shop, async () => {
+      try {
+        await this.settled(shop); // an older write must not land over these tokens
+        await this.save(shop, tokens, gen);
+      } catch (err) {
+        if (this.generationOf(shop) === gen) this.unsaved.set(shop, tokens);
+        throw err;
+      }
+    });
   }
 
   /**
@@ -284,12 +305,16 @@ export class TokenKeeper {
    */
   async forget(shop: string): Promise<void> {
     this.newGeneration(shop);
-    await this.settled(shop); // writes already sent to the store land before the delete, not after
-    await this.store.delete(shop);
+    await this.change(shop, async () => {
+      await this.settled(shop); // writes already sent to the store land before the delete, not after
+      await this.store.delete(shop);
+    });
   }
 
   /** The store's tokens: those a failed save left in memory first (saved again now), else the store's. */
   private async current(shop: string, gen: number): Promise<Tokens | null> {
+    await this.changing.get(shop); // an install or forget under way: what it leaves, not what it replaces
+    if (this.generationOf(shop) !== gen) return null;
     const unsaved = this.unsaved.get(shop);
     const tokens = unsaved ? unsaved : await this.store.get(shop);
     if (this.generationOf(shop) !== gen) return null; // forgotten (or installed again) while reading
