@@ -96,6 +96,16 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     return unguarded;
   }
 
+  /** Signs in from a fresh session, as a person would, and waits for the first page. */
+  async function signIn(email: string) {
+    await page.context().clearCookies();
+    await page.goto(`${base}/dashboard/login`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('correct-horse');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/dashboard/apps`);
+  }
+
   /** Waits for the page, checks it with axe-core, keeps a screenshot. */
   async function check(name: string) {
     await page.waitForLoadState('load');
@@ -236,13 +246,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
       },
     });
     const app = created.json().data.app;
-    await page.context().clearCookies();
-
-    await page.goto(`${base}/dashboard/login`);
-    await page.getByLabel('Email').fill(merchant.email);
-    await page.getByLabel('Password').fill('correct-horse');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/dashboard/apps`);
+    await signIn(merchant.email);
     await page.getByRole('link', { name: 'Installed apps' }).click();
     await page.waitForURL(`${base}/dashboard/store/apps`);
     await check('store-apps-empty');
@@ -339,12 +343,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
   }, 180_000);
   it('a double click on a form that creates something creates one record; every POST form of the dashboard is swept', async () => {
     const merchant = await signupMerchant(h); // a merchant sees the developer pages and the store pages
-    await page.context().clearCookies();
-    await page.goto(`${base}/dashboard/login`);
-    await page.getByLabel('Email').fill(merchant.email);
-    await page.getByLabel('Password').fill('correct-horse');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${base}/dashboard/apps`);
+    await signIn(merchant.email);
 
     // Each POST reaches the service at once, but its answer comes back slowly: the page stays on
     // screen for a while after the first click, as on a slow network, and a second click in that
