@@ -91,21 +91,31 @@ function postStripe(body: unknown) {
   return h.req('POST', '/payments/stripe/webhook', { payload, headers: { 'content-type': 'application/json', 'stripe-signature': signStripe(payload, STRIPE_SECRET) } });
 }
 
+/** A store with an app, and the reference of a Stripe subscription of one of its customers. */
+async function subscriber() {
+  const s = await storeWithApp(h, { scopes: ['read_customers', 'read_orders'], tier: 'enterprise' });
+  const ref = { subscriptionId: `sub_rv_${uniq()}`, storeId: s.merchant.storeId, orderId: `order-${uniq()}` };
+  return { s, email: `subscriber-${uniq()}@example.com`, ref };
+}
+
+/** The merchant asks for the customer's erasure (C9) and the app completes it. */
+async function redactCustomer(s: Awaited<ReturnType<typeof storeWithApp>>, email: string) {
+  const asked = await h.req('POST', '/apps/gdpr/customer-redact', { token: s.merchant.token, body: { customerEmail: email } });
+  expect(asked.statusCode, asked.body).toBe(201);
+  const completed = await h.req('POST', `/apps/gdpr/complete/${asked.json().data.requestId}`, { token: s.accessToken });
+  expect(completed.statusCode, completed.body).toBe(200);
+}
+
 describe('C9 erasure reaches what the platform keeps of a Stripe subscription (C13)', () => {
   it("the redacted customer's email leaves payment_subscriptions, and a later subscriptions/update does not carry it again", async () => {
-    const s = await storeWithApp(h, { scopes: ['read_customers', 'read_orders'], tier: 'enterprise' });
-    const email = `subscriber-${uniq()}@example.com`;
-    const ref = { subscriptionId: `sub_rv_${uniq()}`, storeId: s.merchant.storeId, orderId: `order-${uniq()}` };
+    const { s, email, ref } = await subscriber();
     const paid = invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_create' });
     (paid.data.object as Record<string, unknown>).customer_email = email;
     const first = await postStripe(paid);
     expect(first.statusCode, first.body).toBe(200);
     expect(first.json().data.topic).toBe('subscriptions/create');
 
-    const asked = await h.req('POST', '/apps/gdpr/customer-redact', { token: s.merchant.token, body: { customerEmail: email } });
-    expect(asked.statusCode, asked.body).toBe(201);
-    const completed = await h.req('POST', `/apps/gdpr/complete/${asked.json().data.requestId}`, { token: s.accessToken });
-    expect(completed.statusCode, completed.body).toBe(200);
+    await redactCustomer(s, email);
 
     const kept = await h.db.query<{ t: string }>('SELECT p::text AS t FROM payment_subscriptions p WHERE id = $1', [ref.subscriptionId]);
     expect(kept.rows[0].t.toLowerCase()).not.toContain(email);
@@ -119,19 +129,14 @@ describe('C9 erasure reaches what the platform keeps of a Stripe subscription (C
   });
 
   it('an event held until its subscription is created (Stripe sends out of order) loses the email too, and is released without it', async () => {
-    const s = await storeWithApp(h, { scopes: ['read_customers', 'read_orders'], tier: 'enterprise' });
-    const email = `early-${uniq()}@example.com`;
-    const ref = { subscriptionId: `sub_rv_${uniq()}`, storeId: s.merchant.storeId, orderId: `order-${uniq()}` };
+    const { s, email, ref } = await subscriber();
     const renewal = invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_cycle' });
     (renewal.data.object as Record<string, unknown>).customer_email = email;
     const early = await postStripe(renewal);
     expect(early.statusCode, early.body).toBe(200);
     expect(early.json().data.ignored).toBe('awaiting_create');
 
-    const asked = await h.req('POST', '/apps/gdpr/customer-redact', { token: s.merchant.token, body: { customerEmail: email } });
-    expect(asked.statusCode, asked.body).toBe(201);
-    const completed = await h.req('POST', `/apps/gdpr/complete/${asked.json().data.requestId}`, { token: s.accessToken });
-    expect(completed.statusCode, completed.body).toBe(200);
+    await redactCustomer(s, email);
     const held = await h.db.query<{ t: string }>('SELECT e::text AS t FROM stripe_held_events e WHERE subscription_id = $1', [ref.subscriptionId]);
     expect(held.rows).toHaveLength(1);
     expect(held.rows[0].t.toLowerCase()).not.toContain(email);
