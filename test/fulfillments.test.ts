@@ -215,6 +215,16 @@ describe('order moves (app-api.md Order status; C14.3 cumulative coverage)', () 
     await fulfil(s.accessToken, o.orderId, { line_items: [{ id: lineA, quantity: 2 }] });
     expectEnvelopeError(await update(s.accessToken, first.fulfillmentId, { status: 'success' }), 400, 'left to fulfil');
   });
+
+  it('that refusal names the line item the fulfillment covers, not a line_items entry the PUT never sent', async () => {
+    const { s, o, lineA } = await setup();
+    const first = await fulfil(s.accessToken, o.orderId, { status: 'cancelled' });
+    await fulfil(s.accessToken, o.orderId, { status: 'success', line_items: [{ id: lineA, quantity: 1 }] });
+    const body = expectEnvelopeError(await update(s.accessToken, first.fulfillmentId, { status: 'success' }), 400, 'left to fulfil');
+    expect(body.message).not.toContain('line_items');
+    expect(body.message).toContain(lineA);
+    expect((await full(s.accessToken, o.orderId)).fulfillment_status).toBe('partial');
+  });
 });
 
 describe('PUT /api/v1/fulfillments/{id}.json', () => {

@@ -162,6 +162,22 @@ function resolveCoveredLoose(order: OrderRow, requested: Qty[]): Qty[] {
   return resolveCovered(order, [], requested.length ? requested : []);
 }
 
+/**
+ * A released fulfillment coming back claims again what it covered: each quantity must still be
+ * left, as other fulfillments may have claimed it meanwhile. A PUT takes no line items, so the
+ * refusal names the line item, not a `line_items[i]` the request never had.
+ */
+function assertStillFree(order: OrderRow, others: FulfillmentRow[], f: FulfillmentRow) {
+  const claimed = sumBy(others, (x) => !RELEASED.has(x.status));
+  for (const c of f.covered) {
+    const line = order.line_items.find((l) => l.id === c.id);
+    const left = Math.max((line?.quantity ?? 0) - (claimed.get(c.id) ?? 0), 0);
+    if (c.quantity > left) {
+      throw badRequest(`The fulfillment cannot come back: it covers ${c.quantity} of line item ${c.id}, which has ${left} left to fulfil`);
+    }
+  }
+}
+
 export async function updateFulfillment(deps: Deps, storeId: string, fulfillmentId: string, body: unknown): Promise<FulfillmentView> {
   const input = readUpdate(body);
   const { fulfillment, mail } = await deps.db.transaction(async (tx) => {
@@ -178,10 +194,7 @@ export async function updateFulfillment(deps: Deps, storeId: string, fulfillment
     // of it may claim its items again or enter a shipped state. Tracking changes, a release, and
     // the progress of a shipment that left before the cancellation (success -> delivered) stay allowed.
     if (isCanceled(order) && (claimsAgain || (SHIPPED.has(next) && !SHIPPED.has(current.status)))) throw canceledOrder();
-    // Back from a released state: its quantities must still be free.
-    if (claimsAgain) {
-      resolveCovered(order, all.filter((x) => x.id !== current.id), current.covered);
-    }
+    if (claimsAgain) assertStillFree(order, all.filter((x) => x.id !== current.id), current);
     const now = deps.clock.now();
     const f = await updateFulfillmentRow(tx, current.id, {
       status: next,
