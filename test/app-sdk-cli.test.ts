@@ -122,6 +122,48 @@ describe('svc-app', () => {
       await rx.close();
     }
   }, 60_000);
+  it('webhook verify: a delivery of the developer log, saved whole or as data.delivery, verifies; a file without a request says so', async () => {
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token);
+    const rx = await startReceiver(() => ({ status: 200, body: 'ok' }));
+    try {
+      const triggered = await cli(['webhook', 'trigger', '--base', base, '--token', partner.token, '--app', app.appId, '--topic', 'orders/create', '--address', `${rx.url}/hooks`]);
+      expect(triggered.code).toBe(0);
+      const res = await fetch(`${base}/apps/developer/${app.appId}/webhook-deliveries/${JSON.parse(triggered.stdout).deliveryId}`, { headers: { authorization: `Bearer ${partner.token}` } });
+      expect(res.status).toBe(200);
+      const answer = await res.json();
+      const dir = tempDir('svc-cli-');
+      writeFileSync(join(dir, 'answer.json'), JSON.stringify(answer));
+      writeFileSync(join(dir, 'delivery.json'), JSON.stringify(answer.data.delivery));
+      for (const file of ['answer.json', 'delivery.json']) {
+        const verified = await cli(['webhook', 'verify', '--secret', app.clientSecret, '--request', join(dir, file)]);
+        expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+        expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, topic: 'orders/create' });
+      }
+      writeFileSync(join(dir, 'nothing.json'), JSON.stringify({ topic: 'orders/create' }));
+      const nothing = await cli(['webhook', 'verify', '--secret', app.clientSecret, '--request', join(dir, 'nothing.json')]);
+      expect(nothing.code).toBe(1);
+      expect(nothing.stderr).toContain('nothing.json holds no saved request: give { "headers": {...}, "body": "<the raw body>" }');
+      const requestHeaders = answer.data.delivery.requestHeaders;
+      writeFileSync(join(dir, 'parsed.json'), JSON.stringify({ headers: requestHeaders, body: JSON.parse(answer.data.delivery.requestBody) }));
+      const parsed = await cli(['webhook', 'verify', '--secret', app.clientSecret, '--request', join(dir, 'parsed.json')]);
+      expect(parsed.code).toBe(1);
+      expect(parsed.stderr).toContain('"body" must be the raw body as one string');
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
+
+  it('--help, -h or help prints the usage on stdout with exit 0, also after a command', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], ['function', 'run', '--help'], ['webhook', 'trigger', '-h']]) {
+      const lines: string[] = [];
+      const errors: string[] = [];
+      expect(await main(args, (l) => lines.push(l), (l) => errors.push(l))).toBe(0);
+      expect(lines.join('\n')).toContain('svc-app webhook trigger --base <url>');
+      expect(errors).toEqual([]);
+    }
+  });
+
   it('the ids it is given are one path segment each: an id with / ? # or .. names no other route; ".", ".." or "" is a usage error', async () => {
     // A stand-in for the platform that records the paths it is asked for.
     const platform = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 200, data: null }) }));

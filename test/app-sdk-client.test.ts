@@ -29,6 +29,7 @@ import {
   MemoryTokenStore, nextLink, parseWebhook, rateResponse, receiveNodeRequest, receiveWebRequest, runFixtures, sendRates, sendRefusal, signBody,
   TokenKeeper, verifyHandoff, type OrderCreatePayload, type WebhookMessage,
 } from '../packages/app-sdk/src/index.js';
+import { errorMessage } from '../packages/app-sdk/src/client.js';
 
 // ---------------------------------------------------------------------------------------------
 // The platform, with a rate limiter that holds some apps to a tiny limit
@@ -113,6 +114,13 @@ describe('createAppClient: typed reads with a real token', () => {
   it('refuses to start without a token', () => {
     expect(() => createAppClient({ baseUrl: base })).toThrow(/accessToken or tokenProvider/);
   });
+
+  it('refuses a baseUrl that is not an http(s) URL, naming it (every call would fail with a bare "fetch failed")', () => {
+    for (const baseUrl of ['localhost:3000', '', 'ftp://localhost:3000', '/api']) {
+      expect(() => createAppClient({ baseUrl, accessToken: 'svcat_x' })).toThrow(`baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(baseUrl)})`);
+    }
+    expect(() => createAppClient({ baseUrl: 'HTTPS://platform.example/', accessToken: 'svcat_x' })).not.toThrow();
+  });
 });
 
 describe('paginate: Link pages (C5.4) and envelope pages', () => {
@@ -184,6 +192,20 @@ describe('paginate: Link pages (C5.4) and envelope pages', () => {
     expect(err).toBeInstanceOf(ApiError);
     expect(err.status).toBe(403);
     expect(err.body).toHaveProperty('errors');
+    // The App API's { errors: { base: [...] } } read as its sentence, not as JSON.
+    expect(err.message).toBe('This endpoint requires the read_orders scope');
+    const refused = createAppClient({ baseUrl: base, accessToken: 'svcat_not-a-token' });
+    const unauthorized = await (async () => {
+      for await (const _ of refused.paginate('/api/v1/products.json')) void _;
+    })().catch((e) => e);
+    expect(unauthorized).toMatchObject({ status: 401, message: 'Invalid, expired or revoked access token' });
+  });
+
+  it('an ApiError names each field of a validation error', () => {
+    expect(errorMessage({ errors: { title: ["can't be blank"], status: ['must be active, draft or archived'] } }, 'x')).toBe("title: can't be blank; status: must be active, draft or archived");
+    expect(errorMessage({ errors: { base: ['Order not found'] } }, 'x')).toBe('Order not found');
+    expect(errorMessage({ status: 404, message: 'GDPR request not found' }, 'x')).toBe('GDPR request not found');
+    expect(errorMessage('<html>', 'GET /x answered 502')).toBe('GET /x answered 502');
   });
 });
 

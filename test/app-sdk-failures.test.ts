@@ -23,7 +23,7 @@ import { freePort, ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
 import { handoffFor, installedThroughSdk } from './helpers/sdk.js';
 import { main } from '../packages/app-sdk/src/cli.js';
-import { exchangeCode, FileTokenStore, MemoryTokenStore, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
+import { exchangeCode, FileTokenStore, MemoryTokenStore, refreshTokens, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
 
 let h: Harness;
 let base: string;
@@ -300,6 +300,24 @@ describe('svc-app: usage errors and unhelpful failures', () => {
       const err = await main(['webhook', 'trigger', '--base', url, '--token', 't', '--app', 'a1', '--topic', 'orders/create', '--address', 'http://x'], () => {})
         .then(() => null, (e: Error) => e);
       expect(err?.message).toBe(`${url}/apps/developer/a1/webhooks/test answered 404 with a body that is not JSON: is --base the platform's URL?`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('exchangeCode and refreshTokens with a wrong platform URL: the error names the address and the cause, never the secret', async () => {
+    const secret = 'svcsk_never-printed';
+    const port = await freePort(); // nothing listens there
+    const unreachable = { baseUrl: `http://127.0.0.1:${port}/`, clientId: 'svcapp_x', clientSecret: secret };
+    const err = (await exchangeCode(unreachable, { code: `svccode_${port}`, state: 's' }).then(() => null, (e: Error) => e))!;
+    expect(err.message).toMatch(new RegExp(`^could not reach the platform at http://127\\.0\\.0\\.1:${port}/apps/oauth/token: .*ECONNREFUSED`));
+    expect(err.message).not.toContain(secret);
+    await expect(refreshTokens({ ...unreachable, baseUrl: 'localhost:3000' }, 'svcrt_x')).rejects.toThrow(`baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got "localhost:3000")`);
+    const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><p>an app</p>'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await expect(refreshTokens({ ...unreachable, baseUrl: url }, 'svcrt_x')).rejects.toThrow(`${url}/apps/oauth/token answered 200 with a body that is not JSON: is baseUrl the platform's URL?`);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

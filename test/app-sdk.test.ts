@@ -128,6 +128,9 @@ describe('session tokens (C4.8)', () => {
     const issuer = h.deps.config.siteUrl;
     const session = await verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer });
     expect(session).toMatchObject({ shop: merchant.slug, storeId: merchant.storeId });
+    // The platform's URL as an app keeps it (PLATFORM_URL), with a trailing slash or without: the same issuer.
+    const slashed = issuer.endsWith('/') ? issuer.replace(/\/+$/, '') : `${issuer}/`;
+    await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer: slashed })).resolves.toMatchObject({ shop: merchant.slug });
     await expect(verifySessionToken(token, { clientId: 'svcapp_other', clientSecret: app.clientSecret, issuer })).rejects.toThrow();
     await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: 'wrong', issuer })).rejects.toThrow();
     await expect(verifySessionToken(token, { clientId: app.clientId, clientSecret: app.clientSecret, issuer: 'https://elsewhere.example' })).rejects.toThrow();

@@ -8,8 +8,11 @@
 //   svc-app function replay --base <url> --token <developer JWT> --app <appId> --handle <handle> --run <runId> [--expression <file>]
 //       Replays a recorded run on the platform (C11.7) and prints the outcome.
 //   svc-app webhook verify --secret <client secret> --request <file>
-//       Checks a saved request (JSON: { "headers": {...}, "body": "<the raw body>" }): exit code 0
-//       and the verified message when the signature holds, 1 and the reason when it does not.
+//       Checks a saved request (JSON: { "headers": {...}, "body": "<the raw body>" }, or a delivery
+//       of the developer API's log, GET /apps/developer/{appId}/webhook-deliveries/{deliveryId},
+//       saved whole or as its data.delivery): exit code 0 and the verified message when the
+//       signature holds, 1 and the reason when it does not.
+//   svc-app --help (or -h, or help): the usage on stdout, exit code 0.
 //   svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>
 //       Has the platform send the topic's signed sample payload to the address, once
 //       (POST /apps/developer/{appId}/webhooks/test) and prints the outcome: exit code 0 when the
@@ -87,12 +90,34 @@ function segment(value: string): string {
   return encodeURIComponent(value);
 }
 
+/**
+ * The headers and raw body of a saved request: `{ headers, body }`, or a delivery of the developer
+ * API's log (`requestHeaders`, `requestBody`), alone or in the answer's envelope. Anything else is
+ * an error naming the file: checked as it was, it only said "missing signature" or "bad signature".
+ */
+function savedRequest(saved: any, path: string): { headers: Record<string, unknown>; body: string } {
+  const delivery = saved?.data?.delivery ?? saved;
+  const headers = delivery?.headers ?? delivery?.requestHeaders;
+  const body = delivery?.body ?? delivery?.requestBody;
+  if (!headers || typeof headers !== 'object' || Array.isArray(headers) || body === undefined) {
+    throw new Error(`${path} holds no saved request: give { "headers": {...}, "body": "<the raw body>" } or a delivery from GET /apps/developer/{appId}/webhook-deliveries/{deliveryId}`);
+  }
+  // The signature is over the bytes sent: a body saved as parsed JSON can never verify.
+  if (typeof body !== 'string') throw new Error(`${path}: "body" must be the raw body as one string (the bytes the platform signed), not parsed JSON`);
+  return { headers, body };
+}
+
 export async function main(
   argv: string[],
   out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
   error: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
 ): Promise<number> {
   const [area, command, ...rest] = argv;
+  // Asked for, the usage is the answer (stdout, exit 0), not an "unknown option" error.
+  if (argv.some((a) => a === '--help' || a === '-h') || area === 'help') {
+    out(USAGE);
+    return 0;
+  }
   try {
     // Inside the try: an unknown option or a stray argument is a usage error (exit 2, with the usage), not a crash.
     let values: Record<string, string | undefined>;
@@ -131,10 +156,10 @@ export async function main(
     }
     if (area === 'webhook' && command === 'verify') {
       need(values, 'secret', 'request');
-      const saved = await readJson(values.request!);
+      const saved = savedRequest(await readJson(values.request!), values.request!);
       // Names as saved (verifyMessage reads them in any case, and a repeated one as repeated).
-      const headers = Object.fromEntries(Object.entries(saved.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]));
-      const verdict = verifyMessage({ rawBody: String(saved.body ?? ''), headers, secret: values.secret! });
+      const headers = Object.fromEntries(Object.entries(saved.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]));
+      const verdict = verifyMessage({ rawBody: saved.body, headers, secret: values.secret! });
       out(JSON.stringify(verdict, null, 2));
       return verdict.ok ? 0 : 1;
     }

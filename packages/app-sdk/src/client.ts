@@ -69,6 +69,26 @@ export class ApiError extends PlatformError {
   }
 }
 
+/**
+ * The sentence of an error body, for an `ApiError`'s message: the envelope's `message`, or the App
+ * API's `{ errors: { base: [...], <field>: [...] } }` (app-api.md Errors) as "message; field: message"
+ * rather than its JSON, or `fallback`.
+ */
+export function errorMessage(body: unknown, fallback: string): string {
+  const b = body as { message?: unknown; errors?: unknown } | null;
+  if (b && typeof b === 'object') {
+    if (typeof b.message === 'string' && b.message) return b.message;
+    if (typeof b.errors === 'string' && b.errors) return b.errors;
+    if (b.errors && typeof b.errors === 'object') {
+      const parts = Object.entries(b.errors).flatMap(([key, messages]) =>
+        (Array.isArray(messages) ? messages : [messages]).map((m) => (key === 'base' ? String(m) : `${key}: ${String(m)}`)),
+      );
+      if (parts.length) return parts.join('; ');
+    }
+  }
+  return fallback;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Typing of the paged lists
 
@@ -336,10 +356,7 @@ async function* walkPages(client: Client<paths>, path: string, init: any): Async
   let current = init ?? {};
   for (;;) {
     const { data, error, response } = await (client.GET as any)(path, current);
-    if (!response.ok) {
-      const message = (error && typeof error === 'object' && (error.message ?? error.errors)) || `GET ${path} answered ${response.status}`;
-      throw new ApiError(response.status, typeof message === 'string' ? message : JSON.stringify(message), error);
-    }
+    if (!response.ok) throw new ApiError(response.status, errorMessage(error, `GET ${path} answered ${response.status}`), error);
     const items = itemsOf(data);
     yield { body: data, items: items as any[], response };
     if (items.length === 0) return;
@@ -366,6 +383,10 @@ async function* walkPages(client: Client<paths>, path: string, init: any): Async
  */
 export function createAppClient(options: AppClientOptions): AppClient {
   if (!options.accessToken && !options.tokenProvider) throw new Error('createAppClient: give accessToken or tokenProvider');
+  // Without this, `localhost:3000` or a blank PLATFORM_URL fails every call with a bare "fetch failed".
+  if (!/^https?:\/\/[^/]/i.test(options.baseUrl ?? '')) {
+    throw new TypeError(`createAppClient: baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(options.baseUrl)})`);
+  }
   const budget = new RateBudget(options.rateLimit?.marginMs ?? 50);
   const client = createClient<paths>({ baseUrl: options.baseUrl, fetch: makeSender(options, budget), headers: options.headers });
   const extra = {

@@ -3,7 +3,7 @@
 // completes it (within 90 days). The webhook's HTTP answer does not count: only these calls do, and
 // they are needed even when the webhook never arrived. The request id is the webhook's
 // `X-SVC-Gdpr-Request-Id` (`message.gdprRequestId`), also `data_request.id` in a data request.
-import { ApiError, createAppClient, type AppClient } from './client.js';
+import { ApiError, createAppClient, errorMessage, type AppClient } from './client.js';
 import type { paths } from './generated/openapi.js';
 
 /** The request as the platform answers it (C9.2: `data`, the app's own acknowledgment state only). */
@@ -14,7 +14,7 @@ type Target = AppClient | { baseUrl: string; accessToken: string };
 const clientOf = (target: Target): AppClient => ('POST' in target ? target : createAppClient(target));
 
 function fail(action: string, response: Response, error: any): never {
-  throw new ApiError(response.status, error?.message ?? `${action} answered ${response.status}`, error);
+  throw new ApiError(response.status, errorMessage(error, `${action} answered ${response.status}`), error);
 }
 
 /** `POST /apps/gdpr/acknowledge/{requestId}` with the store's access token: the request is seen. */

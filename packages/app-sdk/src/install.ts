@@ -56,12 +56,25 @@ export class PlatformError extends Error {
 }
 
 async function tokenRequest(app: AppCredentials, body: Record<string, string>, now: () => number): Promise<Tokens> {
-  const res = await fetch(`${app.baseUrl.replace(/\/+$/, '')}/apps/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, ...body }),
-  });
+  // A wrong PLATFORM_URL failed the install with undici's bare "fetch failed" (or "Invalid URL"):
+  // these errors name the address (never the secret) and the cause.
+  if (!/^https?:\/\/[^/]/i.test(app.baseUrl ?? '')) {
+    throw new TypeError(`baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(app.baseUrl)})`);
+  }
+  const url = `${app.baseUrl.replace(/\/+$/, '')}/apps/oauth/token`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, ...body }),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+    throw new Error(`could not reach the platform at ${url}: ${cause?.message || cause?.code || (err as Error).message}`, { cause: err });
+  }
   const json = (await res.json().catch(() => null)) as { message?: string; data?: Record<string, any> } | null;
+  if (json === null) throw new PlatformError(res.status, `${url} answered ${res.status} with a body that is not JSON: is baseUrl the platform's URL?`);
   if (res.status !== 200 || !json?.data) throw new PlatformError(res.status, json?.message ?? `token request failed (${res.status})`);
   const d = json.data;
   const at = now();

@@ -27,7 +27,9 @@ export async function verifySessionToken(
   }
   const { payload } = await jwtVerify(token, new TextEncoder().encode(app.clientSecret), {
     algorithms: ['HS256'],
-    issuer: app.issuer,
+    // The platform's URL as the app keeps it, e.g. PLATFORM_URL=http://localhost:3000/: the same
+    // issuer with a trailing slash or without (a bare 'unexpected "iss" claim value' said nothing of it).
+    issuer: [app.issuer.replace(/\/+$/, ''), `${app.issuer.replace(/\/+$/, '')}/`],
     audience: app.clientId,
     clockTolerance: options.clockToleranceSeconds ?? 5,
     currentDate: options.now,
