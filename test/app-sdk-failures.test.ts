@@ -139,16 +139,22 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
     return release;
   };
 
-  it('forget wins: the refresh saves and returns nothing for the forgotten store, and a later call starts afresh', async () => {
+  /** An installation kept by a TokenKeeper over a store whose reads and writes a test can hold. */
+  async function keeperOnGatedStore() {
     const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
     const store = new GatedStore();
     const keeper = new TokenKeeper(creds, store);
     await keeper.install(merchant.slug, tokens);
+    return { merchant, creds, tokens, store, keeper };
+  }
+
+  it('forget wins: the refresh saves and returns nothing for the forgotten store, and a later call starts afresh', async () => {
+    const { merchant, creds, tokens, store, keeper } = await keeperOnGatedStore();
 
     const release = held(store, 'get');
     const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
     await store.reached; // the refresh has read the tokens it is about to present
-    await keeper.forget(merchant.slug); // app/uninstalled arrives
+    await keeper.forget(merchant.slug); // the app learns it was uninstalled
     // A call after forget does not join the refresh of the forgotten store.
     await expect(keeper.refresh(merchant.slug)).rejects.toThrow(/not installed/);
     release(); // the refresh goes on to the real platform, which rotates the tokens
@@ -231,10 +237,7 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
   });
 
   it('a call made while forget waits for an older save finds the store forgotten', async () => {
-    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
-    const store = new GatedStore();
-    const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, tokens);
+    const { merchant, creds, tokens, store, keeper } = await keeperOnGatedStore();
 
     const release = held(store, 'set');
     const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
