@@ -141,11 +141,11 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
 
   /** An installation kept by a TokenKeeper over a store whose reads and writes a test can hold. */
   async function keeperOnGatedStore() {
-    const { merchant, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
+    const installed = await installedThroughSdk(h, base, ['read_products']);
     const store = new GatedStore();
-    const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, tokens);
-    return { merchant, creds, tokens, store, keeper };
+    const keeper = new TokenKeeper(installed.creds, store);
+    await keeper.install(installed.merchant.slug, installed.tokens);
+    return { ...installed, store, keeper };
   }
 
   it('forget wins: the refresh saves and returns nothing for the forgotten store, and a later call starts afresh', async () => {
@@ -166,10 +166,7 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
   });
 
   it('a save of refreshed tokens already under way lands before forget deletes, not after', async () => {
-    const { merchant, app, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
-    const store = new GatedStore();
-    const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, tokens);
+    const { merchant, app, creds, tokens, store, keeper } = await keeperOnGatedStore();
 
     const release = held(store, 'set');
     const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
@@ -191,10 +188,7 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
   });
 
   it('install wins over a refresh of the tokens it replaces', async () => {
-    const first = await installedThroughSdk(h, base, ['read_products']);
-    const store = new GatedStore();
-    const keeper = new TokenKeeper(first.creds, store);
-    await keeper.install(first.merchant.slug, first.tokens);
+    const { store, keeper, ...first } = await keeperOnGatedStore();
 
     const release = held(store, 'get');
     const refreshing = keeper.refresh(first.merchant.slug).then((t) => t, (e: Error) => e);
@@ -213,10 +207,7 @@ describe('TokenKeeper.forget while a refresh is in flight', () => {
   // refresh token the older refresh had already spent, and the platform's reuse detection (C4.5)
   // revoked the installation, the new tokens with it.
   it('a call made while install waits for an older save reads the installed tokens, not the ones they replace', async () => {
-    const { merchant, app, creds, tokens } = await installedThroughSdk(h, base, ['read_products']);
-    const store = new GatedStore();
-    const keeper = new TokenKeeper(creds, store);
-    await keeper.install(merchant.slug, tokens);
+    const { merchant, app, creds, tokens, store, keeper } = await keeperOnGatedStore();
 
     const release = held(store, 'set');
     const refreshing = keeper.refresh(merchant.slug).then((t) => t, (e: Error) => e);
