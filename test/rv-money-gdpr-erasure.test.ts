@@ -128,9 +128,14 @@ describe('C9 erasure reaches what the platform keeps of a Stripe subscription (C
     expect(written[0].payload).toMatchObject({ subscriptionId: ref.subscriptionId, customerEmail: '' });
   });
 
-  it('an event held until its subscription is created (Stripe sends out of order) loses the email too, and is released without it', async () => {
+  // An early event may name no store (its invoice without the subscription's metadata): it may be
+  // this store's, so its email goes too.
+  it.each([
+    ['naming its store', undefined],
+    ['naming no store', {}],
+  ] as const)('an event held until its subscription is created (Stripe sends out of order), %s, loses the email too, and is released without it', async (_, metadata) => {
     const { s, email, ref } = await subscriber();
-    const renewal = invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_cycle' });
+    const renewal = invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_cycle', metadata });
     (renewal.data.object as Record<string, unknown>).customer_email = email;
     const early = await postStripe(renewal);
     expect(early.statusCode, early.body).toBe(200);

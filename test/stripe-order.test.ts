@@ -148,6 +148,27 @@ describe('an event before the subscription\'s create is held, then emitted right
     expect(await topicsOf(s.merchant.storeId)).toEqual(['subscriptions/create', 'subscriptions/update']);
   });
 
+  it('an early event naming no store at all is held, and its create (which names the store) releases it to that store', async () => {
+    const { s, ref } = await newSubscription();
+    const storeless = updated(ref, T + 5, 'active', 4);
+    (storeless.data.object as { metadata: Record<string, string> }).metadata = {};
+    const renewal = at(T + 10, invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_cycle', metadata: {} }));
+    expect(await accepted(storeless)).toMatchObject({ topic: null, ignored: 'awaiting_create' });
+    expect(await accepted(renewal)).toMatchObject({ topic: null, ignored: 'awaiting_create' });
+    // A create naming no store cannot say whose they are: they stay held.
+    const anonymousCreate = at(T, invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_create', metadata: {} }));
+    expect(await accepted(anonymousCreate)).toMatchObject({ topic: null, ignored: 'no_store' });
+    expect(await topicsOf(s.merchant.storeId)).toEqual([]);
+    expect((await accepted(create(ref, T))).topic).toBe('subscriptions/create');
+    const written = await events(h, s.merchant.storeId);
+    expect(written.map((e) => e.topic)).toEqual(['subscriptions/create', 'subscriptions/update', 'subscriptions/renew']);
+    // Released as from the subscription: its store, and the order the create named.
+    for (const e of written) expect(e.payload).toMatchObject({ storeId: s.merchant.storeId, orderId: ref.orderId, subscriptionId: ref.subscriptionId });
+    expect(written[1].payload).toMatchObject({ amount: 79.96 });
+    const { rows } = await h.db.query('SELECT 1 FROM stripe_held_events WHERE subscription_id = $1', [ref.subscriptionId]);
+    expect(rows).toEqual([]);
+  });
+
   it('an early update and its create sent at the same moment: each topic emitted exactly once, the create first', async () => {
     for (let i = 0; i < 10; i++) {
       const { s, ref } = await newSubscription();

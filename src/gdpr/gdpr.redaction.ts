@@ -76,10 +76,12 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
     [t.storeId, JSON.stringify(emails), JSON.stringify(erasedOrders.map((o) => o.id)), now],
   );
   // Stripe events held until their subscription's create arrives (stripe.service.ts) keep the
-  // email they came with, to be sent when released: it goes as from the subscription itself.
+  // email they came with, to be sent when released: it goes as from the subscription itself. A
+  // held event that named no store may be this store's: its email goes too (released, the event
+  // takes the email its create recorded, so erasing one of another store's loses nothing).
   await tx.query(
     `UPDATE stripe_held_events SET facts = jsonb_set(facts, '{customerEmail}', 'null'::jsonb)
-      WHERE facts->>'storeId' = $1::text AND facts->>'customerEmail' IS NOT NULL
+      WHERE (facts->>'storeId' = $1::text OR facts->>'storeId' IS NULL) AND facts->>'customerEmail' IS NOT NULL
         AND (lower(facts->>'customerEmail') IN (SELECT jsonb_array_elements_text($2::jsonb)) OR facts->>'orderId' IN (SELECT jsonb_array_elements_text($3::jsonb)))`,
     [t.storeId, JSON.stringify(emails), JSON.stringify(erasedOrders.map((o) => o.id))],
   );

@@ -80,8 +80,11 @@ export async function handleStripeEvent(deps: Deps, event: { id: string; type: s
     // subscription nothing was emitted for yet (Stripe retries it; its success is the create) is no
     // event. Once the subscription is known, a failed charge is one whatever its billing reason (C13.2).
     if (facts.firstCharge && !known) return { duplicate: false, topic: null, ignored: 'unmapped' };
-    const storeId = facts.storeId ?? known?.store_id;
-    if (!(await storeExists(tx, storeId))) return { duplicate: false, topic: null, ignored: 'no_store' };
+    const storeId = facts.storeId ?? known?.store_id ?? null;
+    // A store named must be ours. An early event may name none at all (an invoice of an API version
+    // without `subscription_details`, a subscription whose metadata was set after the event): it is
+    // held like any early event, and its create, which names the store, tells whose it is.
+    if (storeId !== null && !(await storeExists(tx, storeId))) return { duplicate: false, topic: null, ignored: 'no_store' };
 
     // Stripe does not keep its events in order: an update, renewal, failure or cancel can come before
     // the first invoice.paid. Acknowledged (Stripe never resends what it saw acknowledged) and held,
@@ -93,7 +96,9 @@ export async function handleStripeEvent(deps: Deps, event: { id: string; type: s
       );
       return { duplicate: false, topic: null, ignored: 'awaiting_create' };
     }
-    const applied = await applyEvent(tx, event.id, facts, created, storeId!, known, now);
+    // A create naming no store: nothing can be emitted, and what it would release stays held (purged after 30 days).
+    if (storeId === null) return { duplicate: false, topic: null, ignored: 'no_store' };
+    const applied = await applyEvent(tx, event.id, facts, created, storeId, known, now);
     if (!known && applied.known) await releaseHeld(tx, facts.subscriptionId, applied.known, now);
     return applied.outcome;
   });
