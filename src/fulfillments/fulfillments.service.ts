@@ -43,14 +43,19 @@ function sumBy(rows: FulfillmentRow[], keep: (f: FulfillmentRow) => boolean): Ma
   return out;
 }
 
+/** What is left to fulfil of each line item of the order, by id: its quantity less what `others` still hold. */
+function leftToFulfil(order: OrderRow, others: FulfillmentRow[]): Map<string, number> {
+  const claimed = sumBy(others, (f) => !RELEASED.has(f.status));
+  return new Map(order.line_items.map((l) => [l.id, Math.max(l.quantity - (claimed.get(l.id) ?? 0), 0)]));
+}
+
 /**
  * What a fulfillment naming `requested` covers: the named quantities, checked against what is left
  * of each line item (unknown id or more than is left -> 400); or, when nothing is named, everything
  * that is left (nothing left -> 400).
  */
 function resolveCovered(order: OrderRow, others: FulfillmentRow[], requested: Qty[]): Qty[] {
-  const claimed = sumBy(others, (f) => !RELEASED.has(f.status));
-  const left = new Map(order.line_items.map((l) => [l.id, l.quantity - (claimed.get(l.id) ?? 0)]));
+  const left = leftToFulfil(order, others);
   if (requested.length === 0) {
     const all = order.line_items.map((l) => ({ id: l.id, quantity: left.get(l.id)! })).filter((q) => q.quantity > 0);
     if (!all.length) throw badRequest('Every line item of the order is fulfilled already');
@@ -168,10 +173,10 @@ function resolveCoveredLoose(order: OrderRow, requested: Qty[]): Qty[] {
  * refusal names the line item, not a `line_items[i]` the request never had.
  */
 function assertStillFree(order: OrderRow, others: FulfillmentRow[], f: FulfillmentRow) {
-  const claimed = sumBy(others, (x) => !RELEASED.has(x.status));
+  const leftOf = leftToFulfil(order, others);
   for (const c of f.covered) {
-    const line = order.line_items.find((l) => l.id === c.id);
-    const left = Math.max((line?.quantity ?? 0) - (claimed.get(c.id) ?? 0), 0);
+    // A line item no longer on the order (its lines were replaced) has nothing left.
+    const left = leftOf.get(c.id) ?? 0;
     if (c.quantity > left) {
       throw badRequest(`The fulfillment cannot come back: it covers ${c.quantity} of line item ${c.id}, which has ${left} left to fulfil`);
     }
