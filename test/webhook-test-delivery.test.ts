@@ -246,11 +246,16 @@ describe('refusals', () => {
   it('a topic the platform does not deliver: 422; a missing or non-string field: 400; nothing sent or recorded', async () => {
     const app = await developerApp();
     const before = rx.received.length;
-    for (const topic of ['orders/created', 'app/uninstalled', 'shipping/rates', '']) {
+    for (const topic of ['orders/created', 'app/uninstalled', '']) {
       const res = await trigger(app, { topic, address: `${rx.url}/x` });
       expect(res.statusCode, topic).toBe(422);
       expect(res.json()).toEqual(envelopeError(422, 'topic is not a topic the platform delivers'));
     }
+    // The rate request has a topic header too: the refusal says what it is and what sends it.
+    const rates = await trigger(app, { topic: 'shipping/rates', address: `${rx.url}/x` });
+    expect(rates.statusCode).toBe(422);
+    expect(rates.json().message).toMatch(/^shipping\/rates is a shipping rate request \(C15\.3\), not a webhook: a checkout .* sends it to extensions\.shipping\.ratesUrl/);
+    expect(rates.json()).toMatchObject({ status: 422, state: 'error', data: null });
     expect((await trigger(app, { address: `${rx.url}/x` })).statusCode).toBe(400);
     expect((await trigger(app, { topic: 'orders/create' })).statusCode).toBe(400);
     expect((await trigger(app, { topic: 7, address: `${rx.url}/x` })).statusCode).toBe(400);

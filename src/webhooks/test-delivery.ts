@@ -16,6 +16,7 @@ import { DELIVERY_STATUSES, DeliverySchema, getDelivery } from './delivery-log.j
 import { SAMPLE_SHOP_DOMAIN, samplePayload } from './samples.js';
 import { sendAll } from './send-now.js';
 import { checkAddress } from './subscriptions.service.js';
+import { RATE_TOPIC } from '../checkout/app-rates.js';
 import { isSubscribableTopic, TOPICS } from './topics.js';
 
 /** Test deliveries an app may ask for per minute of the service clock; more -> 429. */
@@ -46,6 +47,14 @@ export const TestDeliveryResultSchema = Type.Object({
 
 export async function sendTestDelivery(deps: Deps, developer: PlatformUser, appId: string, body: Static<typeof TestDeliveryBody>): Promise<Static<typeof TestDeliveryResultSchema>> {
   const app = await ownedApp(deps, developer, appId);
+  // The rate request is signed like a webhook and carries a topic header, so a developer may well
+  // ask for it here: say what it is and where it comes from rather than that it is no topic.
+  if (body.topic === RATE_TOPIC) {
+    throw unprocessable(
+      `${RATE_TOPIC} is a shipping rate request (C15.3), not a webhook: a checkout of a store the app is installed on sends it to extensions.shipping.ratesUrl when the buyer asks for shipping rates`,
+      { topic: ['is the shipping rate request, sent by checkouts, not as a test delivery'] },
+    );
+  }
   if (!isSubscribableTopic(body.topic)) throw unprocessable('topic is not a topic the platform delivers', { topic: ['is not a topic the platform delivers'] });
   const topic = body.topic;
   const address = await checkAddress(deps, body.address);
