@@ -6,15 +6,22 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, unlimitedLimiter } from './helpers/harness.js';
+import { privateDatabase } from './fixtures/webhook-harness.js';
+import { openPostgres } from '../src/db/postgres.js';
 import { operatorToken, signupMerchant, signupPartner, type Merchant, staffToken } from './helpers/actors.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { events, newEvents } from './helpers/events.js';
 import { type FilePart, gifBytes, jpegBytes, multipartBody, notImages, pngBytes, webpBytes } from './helpers/catalog.js';
 import { uuidv7 } from '../src/ids.js';
+import { UPLOAD_PURGE_JOB, UPLOAD_RELEASE_GRACE_MS } from '../src/catalog/uploads.jobs.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness({}, { limiter: unlimitedLimiter() });
+  // A database of this file's own on PostgreSQL: the `upload-purge` job acts on every store's
+  // releases, and run by another file on the shared database (a clock of its own, another uploads
+  // dir) it would take this file's releases without deleting their files, or the other way round.
+  const own = await privateDatabase();
+  h = await createHarness({}, { limiter: unlimitedLimiter(), ...(own ? { db: await openPostgres(own.url, { max: 5 }), afterClose: own.drop } : {}) });
 });
 afterAll(() => h?.close());
 
@@ -55,6 +62,11 @@ function uploadedFiles(): string[] {
 }
 
 const pathOf = (url: string) => url.slice(BASE.length);
+/** The grace passes on the service clock (C12.1) and the upload-purge job runs (C12.2). */
+const purgeUploads = async () => {
+  await h.advance(UPLOAD_RELEASE_GRACE_MS / 1000);
+  await h.deps.jobs.run(UPLOAD_PURGE_JOB);
+};
 
 describe('PATCH /variants/update-single-variant/{id}: fields (app-api.md Variant; C7.3)', () => {
   it('200 envelope, data = the merchant record, field by field; multipart text fields parsed; product-level values untouched', async () => {
@@ -157,12 +169,15 @@ describe('mainImage upload (C7.3): type by bytes, at most 20 MB, kept under the 
       // The file is under {SVC_DATA_DIR}/uploads.
       expect(existsSync(join(h.config.dataDir, pathOf(url)))).toBe(true);
     }
-    // Each replacement removed the image it replaced: one file left, nothing staged. Clearing the
-    // image removes the last one.
+    // Each replacement released the image it replaced, and the upload-purge job deletes it once the
+    // grace has passed (docs/decisions.md Catalog): one file left, nothing staged. Clearing the image
+    // removes the last one.
+    await purgeUploads();
     const last = (await h.db.query('SELECT main_image_url FROM variants WHERE id = $1', [v.id])).rows[0].main_image_url;
     expect(uploadedFiles().filter((f) => f.includes(m.storeId))).toHaveLength(1);
     const cleared = await patch(v.id, m.token, { mainImageUrl: '' });
     expect(cleared.json().data.mainImageUrl).toBeNull();
+    await purgeUploads();
     expect((await h.app.inject({ method: 'GET', url: pathOf(last) })).statusCode).toBe(404);
     expect(uploadedFiles().filter((f) => f.includes(m.storeId))).toHaveLength(0);
     expect(uploadedFiles().filter((f) => f.includes('.tmp'))).toEqual([]);

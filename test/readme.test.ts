@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort, hasEnv, processes, ROOT, startService } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
+import { createHarness } from './helpers/harness.js';
 
 const run = promisify(execFile);
 const onPGlite = !inject('testDatabaseUrl');
@@ -121,5 +122,24 @@ describe('README.md: each walkthrough says which variables it takes from the oth
       for (const name of own) setBefore.add(name);
     }
     expect(problems).toEqual([]);
+  });
+});
+
+// An operator runs a job by its name (C12.2), and an unknown name is only a 404: the README's list
+// is where the names are found, so every job the service registers must be in it (it once named
+// five of nine).
+describe('README.md: the background jobs', () => {
+  it('names every job the service registers, in its list of jobs runnable on demand', async () => {
+    const h = await createHarness();
+    try {
+      const start = readme.indexOf('Background jobs, also runnable on demand');
+      expect(start, 'the README\'s list of background jobs').toBeGreaterThanOrEqual(0);
+      const list = readme.slice(start, readme.indexOf('\n\n', start));
+      const names = h.deps.jobs.names();
+      expect(names.length).toBeGreaterThan(5);
+      expect(names.filter((name) => !list.includes(`\`${name}\``))).toEqual([]);
+    } finally {
+      await h.close();
+    }
   });
 });

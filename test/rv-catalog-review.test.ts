@@ -3,18 +3,30 @@
 // trivially on PGlite (one transaction at a time); they guard PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, unlimitedLimiter, type Harness } from './helpers/harness.js';
+import { privateDatabase } from './fixtures/webhook-harness.js';
+import { openPostgres } from '../src/db/postgres.js';
 import { storeWithApp } from './helpers/actors.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { multipartBody, pngBytes } from './helpers/catalog.js';
 import { uuidv7 } from '../src/ids.js';
 import { eventsOf } from './helpers/events.js';
+import { UPLOAD_PURGE_JOB, UPLOAD_RELEASE_GRACE_MS } from '../src/catalog/uploads.jobs.js';
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness({}, { limiter: unlimitedLimiter() });
+  // A database of this file's own on PostgreSQL: the `upload-purge` job acts on every store's
+  // releases, and run by another file on the shared database (a clock of its own, another uploads
+  // dir) it would take this file's releases without deleting their files, or the other way round.
+  const own = await privateDatabase();
+  h = await createHarness({}, { limiter: unlimitedLimiter(), ...(own ? { db: await openPostgres(own.url, { max: 5 }), afterClose: own.drop } : {}) });
 });
 afterAll(() => h?.close());
 
+/** The grace passes on the service clock (C12.1) and the upload-purge job runs (C12.2). */
+const purgeUploads = async () => {
+  await h.advance(UPLOAD_RELEASE_GRACE_MS / 1000);
+  await h.deps.jobs.run(UPLOAD_PURGE_JOB);
+};
 const store = () => storeWithApp(h, { scopes: ['read_products', 'write_products'], tier: 'enterprise' });
 const titles = async (productId: string) =>
   (await h.db.query<{ name: string; value: string }>('SELECT name, value FROM variants WHERE product_id = $1 ORDER BY position, num_id', [productId])).rows
@@ -224,11 +236,13 @@ describe("a variant image is deleted only when it is the variant's own store's u
       expect(set.statusCode, set.body).toBe(200);
       const cleared = await h.req('PATCH', `/variants/update-single-variant/${theirs.variants[0].id}`, { token: other.merchant.token, body: { mainImageUrl: next } });
       expect(cleared.statusCode, cleared.body).toBe(200);
+      await purgeUploads();
       expect((await h.req('GET', path)).statusCode).toBe(200);
     }
-    // The owner clearing its own upload still deletes it.
+    // The owner clearing its own upload still deletes it (the upload-purge job, after the grace).
     const own = await h.req('PATCH', `/variants/update-single-variant/${mine.variants[0].id}`, { token: owner.merchant.token, body: { mainImageUrl: null } });
     expect(own.statusCode, own.body).toBe(200);
+    await purgeUploads();
     expect((await h.req('GET', path)).statusCode).toBe(404);
   });
 });

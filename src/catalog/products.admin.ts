@@ -14,7 +14,7 @@ import { ProductSchema, productView } from './product-view.js';
 import { lockProduct } from './products.repo.js';
 import { adminCreateBody, adminUpdateBody, readAdminCreate, readAdminUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
-import { discardFiles, productImageUrls, unreferencedUploads } from './upload-references.js';
+import { productImageUrls, releaseUploads } from './upload-references.js';
 
 const tags = ['merchant admin: catalog'];
 const params = Type.Object({ id: Type.String({ description: 'product UUID or numeric id' }) });
@@ -52,16 +52,20 @@ export async function productAdminRoutes(instance: FastifyInstance, { deps }: { 
   }, async (request) => {
     const { id } = request.params;
     const { patch, variants } = readAdminUpdate(request.body);
-    const { row, unused } = await deps.db.transaction(async (tx) => {
+    const row = await deps.db.transaction(async (tx) => {
       const product = await lockOwnProduct(tx, request, id);
       // Only `images` and the variants' `mainImageUrl` can drop the store's uploads; other changes
-      // skip the store-wide reference check.
+      // release none.
       const touchesImages = patch.images !== undefined || variants.some((v) => v.fields.main_image_url !== undefined);
       const before = touchesImages ? await productImageUrls(tx, product.id) : [];
-      const row = await updateProduct(tx, product, patch, variants, deps.clock.now());
-      return { row, unused: await unreferencedUploads(tx, deps.config, product.store_id, before) };
+      const now = deps.clock.now();
+      const row = await updateProduct(tx, product, patch, variants, now);
+      if (touchesImages) {
+        const after = new Set(await productImageUrls(tx, product.id));
+        await releaseUploads(tx, deps.config, product.store_id, before.filter((url) => !after.has(url)), now);
+      }
+      return row;
     });
-    await discardFiles(unused);
     return envelope(productView(row));
   });
 
@@ -72,13 +76,14 @@ export async function productAdminRoutes(instance: FastifyInstance, { deps }: { 
     },
   }, async (request) => {
     const { id } = request.params;
-    const { row, unused } = await deps.db.transaction(async (tx) => {
+    const row = await deps.db.transaction(async (tx) => {
       const product = await lockOwnProduct(tx, request, id);
       const images = await productImageUrls(tx, product.id);
-      const row = await deleteProduct(tx, product, deps.clock.now());
-      return { row, unused: await unreferencedUploads(tx, deps.config, product.store_id, images) };
+      const now = deps.clock.now();
+      const row = await deleteProduct(tx, product, now);
+      await releaseUploads(tx, deps.config, product.store_id, images, now);
+      return row;
     });
-    await discardFiles(unused);
     return envelope(productView(row));
   });
 }

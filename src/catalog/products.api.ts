@@ -15,7 +15,7 @@ import { ProductSchema, productView } from './product-view.js';
 import { findProduct, listProducts, lockProduct, PRODUCT_STATUSES } from './products.repo.js';
 import { productFieldSchemas, productLevelSchemas, readApiCreate, readApiUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
-import { discardFiles, productImageUrls, unreferencedUploads } from './upload-references.js';
+import { productImageUrls, releaseUploads } from './upload-references.js';
 
 const tags = ['products'];
 const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
@@ -99,14 +99,14 @@ export async function productApiRoutes(instance: FastifyInstance, { deps }: { de
   }, async (request) => {
     const { id } = request.params;
     const { storeId } = apiCaller(request);
-    const unused = await deps.db.transaction(async (tx) => {
+    await deps.db.transaction(async (tx) => {
       const product = isProductRef(id) ? await lockProduct(tx, id, storeId) : null;
       if (!product) throw notFound('Product not found');
       const images = await productImageUrls(tx, product.id);
-      await deleteProduct(tx, product, deps.clock.now());
-      return unreferencedUploads(tx, deps.config, storeId, images);
+      const now = deps.clock.now();
+      await deleteProduct(tx, product, now);
+      await releaseUploads(tx, deps.config, storeId, images, now);
     });
-    await discardFiles(unused);
     return {};
   });
 }

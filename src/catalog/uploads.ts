@@ -78,27 +78,6 @@ export async function discard(path: string): Promise<void> {
 }
 
 /**
- * The file behind one of our upload URLs directly in the folder `dir` (e.g. `variants/{storeId}`),
- * null for any other URL: to remove a replaced image. The folder is the one the caller's own
- * uploads go to: a URL is public and may be copied anywhere, so a store that set another store's
- * image URL on its variant and then cleared it used to delete that other store's file.
- */
-export function uploadPathOf(config: Config, url: string | null, dir: string[]): string | null {
-  const prefix = `${config.baseUrl}/uploads/`;
-  if (!url || !url.startsWith(prefix)) return null;
-  const parts = url.slice(prefix.length).split('/').map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return '';
-    }
-  });
-  if (parts.some((p) => p === '' || p.startsWith('.') || p.includes('\\'))) return null;
-  if (parts.length !== dir.length + 1 || dir.some((d, i) => parts[i] !== d)) return null;
-  return join(uploadsRoot(config), ...parts);
-}
-
-/**
  * `GET /uploads/*`: files under the uploads dir only. No segment may be empty or start with a dot
  * (no `..`, no staged files), the resolved real path must stay under the root (no symlink out), and
  * only the image types the service stores are served, with their own content type and `nosniff`.

@@ -20,7 +20,7 @@ import { updateVariantRecord } from './products.service.js';
 import { lockProduct } from './products.repo.js';
 import { assertSchemaPassed } from './reader-first.js';
 import { discard, keepImage, MAX_IMAGE_BYTES, stageUpload, type StagedFile } from './uploads.js';
-import { discardFiles, storeUploadDir, unreferencedUploads } from './upload-references.js';
+import { releaseUploads, storeUploadDir } from './upload-references.js';
 import { findVariantAnyStore, VariantRecordSchema, variantRecord } from './variants.repo.js';
 
 const variantNotFound = () => badRequest('Variant not found');
@@ -159,7 +159,7 @@ export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { 
         form.image = null;
         fields.main_image_url = stored.url;
       }
-      const { after, unused } = await deps.db.transaction(async (tx) => {
+      const after = await deps.db.transaction(async (tx) => {
         // The product first, then the variant: the order a product update with variants takes
         // (updateProduct). Variant first would deadlock against it, since writing the variant also
         // writes its product row (its cached variants, migration 0008).
@@ -167,12 +167,13 @@ export async function variantAdminRoutes(instance: FastifyInstance, { deps }: { 
         const variant = await findVariantAnyStore(tx, found.id, { lock: true });
         if (!variant) throw variantNotFound(); // deleted meanwhile
         const after = await updateVariantRecord(tx, variant, fields, deps.clock.now());
-        // A replaced or cleared image of this store's uploads goes when nothing else of the store
-        // (a product's images, another variant) still shows it.
+        // A replaced or cleared image of this store's uploads goes (after the grace, by the
+        // upload-purge job) when nothing else of the store (a product's images, another variant)
+        // still shows it.
         const dropped = variant.main_image_url !== after.main_image_url ? [variant.main_image_url] : [];
-        return { after, unused: await unreferencedUploads(tx, deps.config, variant.store_id, dropped) };
+        await releaseUploads(tx, deps.config, variant.store_id, dropped, deps.clock.now());
+        return after;
       });
-      await discardFiles(unused);
       return envelope(variantRecord(after));
     } catch (err) {
       if (form.image) await discard(form.image.path);

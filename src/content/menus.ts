@@ -8,7 +8,7 @@ import { uuidv7 } from '../ids.js';
 import { slugify } from '../slug.js';
 import { AppError, badRequest, notFound } from '../http/errors.js';
 import { isUuid } from '../ids.js';
-import { discardFiles, unreferencedUploads } from '../catalog/upload-references.js';
+import { releaseUploads } from '../catalog/upload-references.js';
 import { nullable, Timestamp } from '../http/schemas.js';
 import { bodyObject, fieldError, optionalText, requiredText, type Body } from './fields.js';
 import type { MenuBody } from './content.schemas.js';
@@ -217,7 +217,7 @@ export async function createMenu(deps: Deps, storeId: string, body: MenuBody): P
  * with it (the catalog's reference rule). Answers the menu as it was.
  */
 export async function deleteMenu(deps: Deps, id: string, mayTouch: (storeId: string) => void): Promise<MenuView> {
-  const { view, unused } = await deps.db.transaction(async (tx) => {
+  return deps.db.transaction(async (tx) => {
     const { rows: [menu] } = isUuid(id)
       ? await tx.query<MenuRow>('SELECT * FROM menus WHERE id = $1 AND parent_id IS NULL', [id])
       : { rows: [] as MenuRow[] };
@@ -237,8 +237,7 @@ export async function deleteMenu(deps: Deps, id: string, mayTouch: (storeId: str
     const { rowCount } = await tx.query('DELETE FROM menus WHERE id = $1', [menu.id]); // items cascade
     if (!rowCount) throw notFound('Menu not found'); // deleted meanwhile
     const urls = rows.map((r) => r.url).filter((url): url is string => url !== null);
-    return { view: menuTrees(rows)[0], unused: await unreferencedUploads(tx, deps.config, menu.store_id, urls) };
+    await releaseUploads(tx, deps.config, menu.store_id, urls, deps.clock.now());
+    return menuTrees(rows)[0];
   });
-  await discardFiles(unused);
-  return view;
 }

@@ -9,6 +9,7 @@ import { registerGdprJobs, scheduleGdprWorkers } from '../gdpr/gdpr.jobs.js';
 import { registerCheckoutJobs, scheduleCheckoutWorkers } from '../checkout/checkout.jobs.js';
 import { registerShippingRateJobs, scheduleShippingRateWorkers } from '../checkout/rate-cache.js';
 import { registerStripeJobs, scheduleStripeWorkers } from '../payments/stripe.jobs.js';
+import { registerUploadJobs, scheduleUploadWorkers } from '../catalog/uploads.jobs.js';
 
 export function registerJobs(deps: Deps): void {
   registerWebhookJobs(deps);
@@ -17,6 +18,7 @@ export function registerJobs(deps: Deps): void {
   registerCheckoutJobs(deps);
   registerShippingRateJobs(deps);
   registerStripeJobs(deps);
+  registerUploadJobs(deps);
 }
 
 /** What a `worker` (or `all`) process runs on its own, on a timer. */
@@ -28,4 +30,5 @@ export function scheduleWorkers(deps: Deps, scheduler: Scheduler): void {
   scheduleCheckoutWorkers(deps, scheduler);
   scheduleShippingRateWorkers(deps, scheduler);
   scheduleStripeWorkers(deps, scheduler);
+  scheduleUploadWorkers(deps, scheduler);
 }
