@@ -52,6 +52,7 @@ import { webhookApiRoutes } from './webhooks/subscriptions.api.js';
 import { storeWebhookRoutes } from './webhooks/store-webhooks.routes.js';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.js';
 import { testDeliveryRoutes } from './webhooks/test-delivery.routes.js';
+import { rateTestRoutes } from './checkout/rate-test.routes.js';
 import { functionAdminRoutes } from './functions/functions.routes.js';
 import { functionRunRoutes } from './functions/function-runs.routes.js';
 import { emailLogRoutes } from './mail/emails.routes.js';
@@ -225,6 +226,7 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
       await dev.register(developerBillingRoutes, { deps });
       await dev.register(deliveryLogRoutes, { deps });
       await dev.register(testDeliveryRoutes, { deps });
+      await dev.register(rateTestRoutes, { deps });
       await dev.register(functionRunRoutes, { deps });
     }),
   );

@@ -1,6 +1,6 @@
 // svc-app, the SDK's command line (issue 14): a function run locally with the
 // platform's runtime, a recorded run replayed on the real platform, a saved webhook request checked,
-// a test delivery triggered on the real platform. Run as a real process where it reads files or
+// a test delivery and a shipping rate request test triggered on the real platform. Run as a real process where it reads files or
 // triggers a delivery; `main` in-process against a listening platform.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -122,6 +122,45 @@ describe('svc-app', () => {
       await rx.close();
     }
   }, 60_000);
+  it("rates test: the rates a checkout would offer and each dropped rate's reason; exit 0 with a rate, 1 with none or a refusal, 2 on usage", async () => {
+    const rx = await startReceiver((req) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(req.path === '/none'
+        ? { rates: [{ service_name: 'Euro', service_code: 'eu', total_price: 900, currency: 'EUR' }] }
+        : { rates: [{ service_name: 'Standard', service_code: 'std', total_price: 1250, currency: 'USD' }, { service_name: 'Bad', service_code: 'bad', total_price: 'ten', currency: 'USD' }] }),
+    }));
+    try {
+      const partner = await signupPartner(h);
+      const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
+      const args = ['rates', 'test', '--base', base, '--token', partner.token, '--app', app.appId];
+      const ok = await cli(args);
+      expect(ok.code, ok.stderr).toBe(0);
+      const printed = JSON.parse(ok.stdout);
+      expect(printed).toMatchObject({
+        address: `${rx.url}/rates`, currency: 'USD', outcome: { responseStatus: 200, error: null }, malformed: null,
+        rates: [{ handle: `app-${app.handle}-std`, title: 'Standard', price: '12.50' }],
+        dropped: [{ index: 1, reason: 'rates[1].total_price must be a whole number of minor units, as an integer or a string of digits' }],
+      });
+      expect(printed.requestBody).toBeUndefined();
+      expect(verifyMessage({ rawBody: rx.received[0].raw, headers: rx.received[0].headers, secret: app.clientSecret })).toMatchObject({ ok: true, topic: 'shipping/rates' });
+
+      const none = await cli([...args, '--address', `${rx.url}/none`]);
+      expect(none.code).toBe(1);
+      expect(JSON.parse(none.stdout)).toMatchObject({ rates: [], dropped: [{ index: 0, reason: 'rates[0]: currency "EUR" is not the checkout\'s USD' }] });
+
+      const refused = await cli([...args, '--currency', 'ZZZ']);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ status: 422, message: 'currency must be an ISO 4217 currency code' });
+
+      const usage = await cli(['rates', 'test', '--base', base, '--app', app.appId]);
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toContain('missing --token');
+      expect(rx.received).toHaveLength(2);
+    } finally {
+      await rx.close();
+    }
+  }, 60_000);
   it('webhook verify: a delivery of the developer log, saved whole or as data.delivery, verifies; a file without a request says so', async () => {
     const partner = await signupPartner(h);
     const app = await createTestApp(h, partner.token);
@@ -160,6 +199,7 @@ describe('svc-app', () => {
       const errors: string[] = [];
       expect(await main(args, (l) => lines.push(l), (l) => errors.push(l))).toBe(0);
       expect(lines.join('\n')).toContain('svc-app webhook trigger --base <url>');
+      expect(lines.join('\n')).toContain('svc-app rates test --base <url> --token <developer JWT> --app <appId> [--address <url>] [--currency <code>]');
       expect(errors).toEqual([]);
     }
   });

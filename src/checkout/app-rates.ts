@@ -13,6 +13,7 @@
 import { sha256Hex } from '../crypto.js';
 import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
+import type { SendResult } from '../webhooks/http-client.js';
 import { formatMinor } from '../money.js';
 import { signedHeaders } from '../webhooks/deliveries.repo.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
@@ -33,7 +34,7 @@ export const RATE_TOPIC = 'shipping/rates';
  */
 export const RATE_CONNECTIONS_PER_ORIGIN = 256;
 /** Reply bytes read: 20 rates fit many times over; a longer reply is cut off, so malformed. */
-const REPLY_MAX_BYTES = 256 * 1024;
+export const REPLY_MAX_BYTES = 256 * 1024;
 
 export interface RateQuote {
   storeId: string;
@@ -145,19 +146,25 @@ export function offeredOnce(apps: readonly Pick<ShippingApp, 'handle'>[], answer
 }
 
 /**
+ * One signed rate request to an app's ratesUrl, as every checkout sends it (and the developer's
+ * rate test, rate-test.ts): never throws for the app's sake. The address rules of webhooks hold at
+ * request time too (C8.9): the scheme here, and in the client an IP literal before connecting and a
+ * name as it is resolved (so a name that pointed elsewhere when it was saved is refused now),
+ * exactly as for webhook deliveries. `responseCut`: the reply was longer than REPLY_MAX_BYTES.
+ */
+export async function sendRateRequest(deps: Deps, app: Pick<ShippingApp, 'ratesUrl' | 'secretEnc' | 'shopDomain'>, body: string, timeoutMs: number): Promise<SendResult> {
+  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
+  if (!target.ok) return { status: null, responseBody: null, error: 'blocked_address', durationMs: 0 };
+  return deps.rateHttp.send(app.ratesUrl, signedHeaders(deps.secrets.open(app.secretEnc), body, RATE_TOPIC, app.shopDomain), body, { timeoutMs, keepBytes: REPLY_MAX_BYTES });
+}
+
+/**
  * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
  * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
  * 30 seconds. The caller hands the quote's answers to the shared table's writer together.
  */
 async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
-  // The address rules of webhooks hold at request time too (C8.9): the scheme here, and in the
-  // client an IP literal before connecting and a name as it is resolved (so a name that pointed
-  // elsewhere when it was saved is refused now), exactly as for webhook deliveries.
-  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
-  const result = target.ok
-    ? await deps.rateHttp.send(app.ratesUrl, signedHeaders(deps.secrets.open(app.secretEnc), body, RATE_TOPIC, app.shopDomain), body, { timeoutMs, keepBytes: REPLY_MAX_BYTES })
-    : { status: null, responseBody: null, error: 'blocked_address' };
-
+  const result = await sendRateRequest(deps, app, body, timeoutMs);
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
   const rates = ok ? parseRateReply(result.responseBody ?? '', currency) : null;
   if (!ok || rates === null) {

@@ -23,6 +23,8 @@ export interface SendResult {
   /** `timeout`, `blocked_address`, `network_error: <code>`; null when a response arrived. */
   error: string | null;
   durationMs: number;
+  /** A response arrived whose body was longer than the bytes kept (`keepBytes`): `responseBody` is its start. */
+  responseCut?: boolean;
 }
 
 /** Concurrent attempts per host, counted so that claims take only what there are slots for. */
@@ -106,7 +108,7 @@ export class WebhookHttp {
         clearTimeout(timer);
         resolve(result(r));
       };
-      const answered = () => settle({ status, responseBody: keptText(kept, total > keptBytes), error: null });
+      const answered = () => settle({ status, responseBody: keptText(kept, total > keptBytes), error: null, responseCut: total > keptBytes });
       // The attempt's whole deadline (connect, headers and body together): at it the attempt is
       // over, and the request is aborted as soon as it has a controller (at once if it has one).
       const timer = setTimeout(() => {

@@ -17,6 +17,11 @@
 //       Has the platform send the topic's signed sample payload to the address, once
 //       (POST /apps/developer/{appId}/webhooks/test) and prints the outcome: exit code 0 when the
 //       address answered 2xx, 1 when it did not or the platform refused (its error is printed).
+//   svc-app rates test --base <url> --token <developer JWT> --app <appId> [--address <url>] [--currency <code>]
+//       Has the platform send a sample shipping rate request, as a checkout would, to the app's
+//       ratesUrl or the address (POST /apps/developer/{appId}/shipping-rates/test) and prints the
+//       rates a checkout would offer and why each other rate (or the whole reply) was dropped: exit
+//       code 0 when a rate was offered, 1 when none was or the platform refused.
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +33,11 @@ const USAGE = `usage:
   svc-app function run --target <target> --expression <file> --input <file> [--configuration <file>]
   svc-app function replay --base <url> --token <developer JWT> --app <appId> --handle <handle> --run <runId> [--expression <file>]
   svc-app webhook verify --secret <client secret> --request <file>
-  svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>`;
+  svc-app webhook trigger --base <url> --token <developer JWT> --app <appId> --topic <topic> --address <url>
+  svc-app rates test --base <url> --token <developer JWT> --app <appId> [--address <url>] [--currency <code>]
+      sends a sample shipping rate request as a checkout would (to the app's ratesUrl unless --address is
+      given) and prints the rates a checkout would offer and why each other rate was dropped;
+      exit code 1 when no rate was offered`;
 
 // A file that is not JSON is named in the error: a bare JSON.parse message says neither which file nor why.
 const readJson = async (path: string) => {
@@ -126,7 +135,7 @@ export async function main(
       ({ values, tokens } = parseArgs({
         args: rest,
         tokens: true,
-        options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address'].map((o) => [o, { type: 'string' as const }])),
+        options: Object.fromEntries(['target', 'expression', 'input', 'configuration', 'base', 'token', 'app', 'handle', 'run', 'secret', 'request', 'topic', 'address', 'currency'].map((o) => [o, { type: 'string' as const }])),
       }) as { values: Record<string, string | undefined>; tokens: Array<{ kind: string; name?: string }> });
     } catch (err) {
       if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS_')) throw new UsageError((err as Error).message);
@@ -170,6 +179,16 @@ export async function main(
       // The outcome with the ids to find the delivery in the log by; a refusal as the platform sent it.
       out(JSON.stringify(data ? { deliveryId: data.delivery.deliveryId, webhookId: data.delivery.webhookId, ...data.outcome } : json, null, 2));
       return res.status === 200 && data?.outcome.success ? 0 : 1;
+    }
+    if (area === 'rates' && command === 'test') {
+      need(values, 'base', 'token', 'app');
+      const body = { ...(values.address ? { address: values.address } : {}), ...(values.currency ? { currency: values.currency } : {}) };
+      const { res, json } = await postToPlatform(`${platformBase(values.base!)}/apps/developer/${segment(values.app!)}/shipping-rates/test`, values.token!, body);
+      const data = json.data as { requestBody: string; rates: unknown[] } | undefined;
+      // The request sent is long and the same every time: the report is what the app's reply gave.
+      const { requestBody: _sent, ...report } = data ?? { requestBody: '', rates: [] };
+      out(JSON.stringify(data ? report : json, null, 2));
+      return res.status === 200 && data!.rates.length > 0 ? 0 : 1;
     }
     throw new UsageError(`unknown command: ${[area, command].filter(Boolean).join(' ') || '(none)'}`);
   } catch (err) {

@@ -1262,6 +1262,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps/developer/{appId}/shipping-rates/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a sample shipping rate request (C15.3) now, as a checkout would, and answer what a checkout would offer of the reply (issue 14)
+         * @description The request has a sample origin, destination and two items, is signed with the app's client secret and carries `X-SVC-Topic: shipping/rates` and X-SVC-Shop-Domain `webhook-test--example` (a reserved sample domain). The reply is read by the checkout's own reader: the answer lists the rates a checkout would offer, each rate it would drop with the reason, and why a whole reply gives no rates. Nothing is cached or recorded; the answer is 200 whatever the app answered.
+         *
+         *     Credential: developer JWT, roles MERCHANT, PARTNER.
+         */
+        post: operations["postAppsDeveloperByAppIdShippingRatesTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/apps/developer/{appId}/functions/{handle}/logs": {
         parameters: {
             query?: never;
@@ -10326,6 +10348,159 @@ export interface operations {
             };
             /** @description More than 60 test deliveries of this app in a minute (Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+        };
+    };
+    postAppsDeveloperByAppIdShippingRatesTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the app id */
+                appId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description where to send it instead of the manifest's extensions.shipping.ratesUrl: an absolute https URL (http while private addresses are allowed; else 422); private and unresolvable hosts are refused as it is sent (outcome error `blocked_address`), as for a checkout */
+                    address?: string;
+                    /** @description the checkout currency asked for (ISO 4217, another -> 422); default USD */
+                    currency?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: number;
+                        /** @enum {string} */
+                        state: "success";
+                        message: null;
+                        data: {
+                            /** @description where the request was sent */
+                            address: string;
+                            currency: string;
+                            /** @description the exact bytes sent and signed (X-SVC-Hmac-SHA256 with the app's client secret) */
+                            requestBody: string;
+                            outcome: {
+                                /** @description the app's HTTP status; null when no response arrived */
+                                responseStatus: number | null;
+                                /** @description from sending to the response or the error */
+                                durationMs: number;
+                                /** @description `timeout` (5 s), `blocked_address`, `network_error: <code>`, `non_2xx`, `malformed_reply` (see `malformed`); null when the reply was read */
+                                error: string | null;
+                            };
+                            /** @description the start of the reply (at most 4096 characters) */
+                            responseBody: string | null;
+                            /** @description why the whole reply gives no rates (not JSON, no `rates` array, over the size limit); null otherwise */
+                            malformed: string | null;
+                            /** @description the rates a checkout would offer, as its `shipping_rates` shows them */
+                            rates: {
+                                /** @description `zone-{shippingZoneId}` or `app-{app_handle}-{service_code}`; what the buyer chooses */
+                                handle: string;
+                                title: string;
+                                /** @description decimal string (C5.2) */
+                                price: string;
+                                code: string;
+                                /** @description the shipping app's handle, or null for a merchant zone */
+                                source: string | null;
+                                description: string | null;
+                                min_delivery_date: string | null;
+                                max_delivery_date: string | null;
+                            }[];
+                            /** @description each rate of the reply a checkout drops, in order (the first 100) */
+                            dropped: {
+                                /** @description the rate's index in the reply's `rates` */
+                                index: number;
+                                /** @description why a checkout does not offer it, e.g. `rates[1]: currency "EUR" is not the checkout's USD` */
+                                reason: string;
+                            }[];
+                            /** @description how many rates were dropped in all */
+                            droppedCount: number;
+                        };
+                        count: null;
+                        pagination: null;
+                    };
+                };
+            };
+            /** @description The request is malformed or a field is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No credential, or one that is invalid, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The role may not use this route, or the resource belongs to another account or store */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No such resource (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The request body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description No address given and no extensions.shipping.ratesUrl declared, an address that is not an http(s) URL, or a currency that is not ISO 4217 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description More than 60 rate tests of this app in a minute (Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The counter of rate tests is unavailable (Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
