@@ -8,6 +8,7 @@ import { slugify } from '../slug.js';
 import { productView, type ProductRow } from './product-view.js';
 import { freeHandle, handleTaken, lockStoreHandles, productById, type LockedProduct } from './products.repo.js';
 import { MAX_VARIANTS, type NewVariant, type ProductDraft, type ProductPatch, type VariantChange } from './products.input.js';
+import { releaseUploadNames, uploadNamesDropped, uploadNamesIn } from './upload-references.js';
 import { insertVariant, updateVariant, variantsOfProduct, type VariantFields, type VariantRow } from './variants.repo.js';
 
 const taken = () => badRequest('handle has already been taken', { handle: ['has already been taken'] });
@@ -181,7 +182,19 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
   }
   set('updated_at', now);
   params.push(product.id);
-  await tx.query(`UPDATE products SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
+  const where = `$${params.length}`;
+  if (patch.body_html === undefined) {
+    await tx.query(`UPDATE products SET ${sets.join(', ')} WHERE id = ${where}`, params);
+  } else {
+    // The description may embed the store's uploads: the names the new one no longer has are
+    // released, read from the row as it was in the same statement (the product is locked).
+    const { rows: [updated] } = await tx.query<{ dropped: string[] }>(
+      `UPDATE products p SET ${sets.join(', ')} FROM (SELECT body_html FROM products WHERE id = ${where}) AS prior
+        WHERE p.id = ${where} RETURNING ${uploadNamesDropped('prior.body_html', 'p.body_html')} AS dropped`,
+      params,
+    );
+    await releaseUploadNames(tx, product.store_id, updated?.dropped ?? [], now);
+  }
 
   if (patch.images !== undefined) await replaceImages(tx, product.id, patch.images);
 
@@ -235,13 +248,17 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
  */
 export async function deleteProduct(tx: Queryable, product: LockedProduct, now: Date): Promise<ProductRow> {
   const before = await productById(tx, product.id);
-  await tx.query(
+  // The description and the metafields' values may embed the store's uploads: they are released
+  // with them (the images are released by the caller, `productImageUrls`).
+  const { rows: metafields } = await tx.query<{ names: string[] }>(
     `DELETE FROM metafields WHERE store_id = $1 AND (
        (owner_type = 'product' AND owner_id = $2::text)
-       OR (owner_type = 'variant' AND owner_id IN (SELECT id::text FROM variants WHERE product_id = $2::uuid)))`,
+       OR (owner_type = 'variant' AND owner_id IN (SELECT id::text FROM variants WHERE product_id = $2::uuid)))
+     RETURNING ${uploadNamesIn('value')} AS names`,
     [product.store_id, product.id],
   );
-  await tx.query('DELETE FROM products WHERE id = $1', [product.id]);
+  const { rows: body } = await tx.query<{ names: string[] }>(`DELETE FROM products WHERE id = $1 RETURNING ${uploadNamesIn('body_html')} AS names`, [product.id]);
+  await releaseUploadNames(tx, product.store_id, [...metafields, ...body].flatMap((r) => r.names), now);
   await emit(tx, { storeId: product.store_id, topic: 'products/delete', payload: productView(before), now });
   return before;
 }

@@ -14,8 +14,12 @@ import type { Queryable } from '../db/db.js';
 /** The folder a store's uploads are kept in, under the uploads dir. */
 export const storeUploadDir = (storeId: string) => ['variants', storeId];
 
-/** The name the service gives an upload (`keepImage`): a UUID and the detected type's extension. */
-const UPLOAD_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.(?:jpg|png|gif|webp)$/;
+/**
+ * The name the service gives an upload (`keepImage`): a UUID and the detected type's extension, in
+ * lower case. One pattern for JavaScript and PostgreSQL (the syntax both read alike).
+ */
+const NAME_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\.(?:jpg|png|gif|webp)';
+const UPLOAD_NAME = new RegExp(`^${NAME_PATTERN}$`);
 
 /** Every image URL of the product: its images and its variants' main images. */
 export async function productImageUrls(q: Queryable, productId: string): Promise<string[]> {
@@ -62,12 +66,22 @@ export function uploadNameOf(config: Config, storeId: string, url: string | null
  * again while it waits starts its grace again.
  */
 export async function releaseUploads(tx: Queryable, config: Config, storeId: string, urls: (string | null)[], now: Date): Promise<void> {
-  const names = [...new Set(urls.map((url) => uploadNameOf(config, storeId, url)).filter((n): n is string => n !== null))];
-  if (names.length === 0) return;
+  await releaseUploadNames(tx, storeId, urls.map((url) => uploadNameOf(config, storeId, url)).filter((n): n is string => n !== null), now);
+}
+
+/**
+ * Records upload names (`{uuid}.{ext}`) a change dropped from the store's texts (`uploadNamesIn`),
+ * as `releaseUploads` does URLs. No statement when there are none, as for most changes. A name that
+ * is no file of the store's own folder releases nothing: the job only ever deletes
+ * `uploads/variants/{storeId}/{name}`, and only once nothing of the store names it.
+ */
+export async function releaseUploadNames(tx: Queryable, storeId: string, names: Iterable<string>, now: Date): Promise<void> {
+  const distinct = [...new Set(names)];
+  if (distinct.length === 0) return;
   await tx.query(
     `INSERT INTO upload_releases (store_id, name, released_at) SELECT $1, name, $3 FROM unnest($2::text[]) AS name
      ON CONFLICT (store_id, name) DO UPDATE SET released_at = GREATEST(upload_releases.released_at, EXCLUDED.released_at)`,
-    [storeId, names.sort(), now],
+    [storeId, distinct.sort(), now],
   );
 }
 
@@ -88,8 +102,33 @@ const PERCENT_DECODED = (col: string) => `(SELECT string_agg(CASE
       WHEN r.m[2] IS NOT NULL AND ('x' || r.m[2])::bit(8)::int BETWEEN 1 AND 127 THEN chr(('x' || r.m[2])::bit(8)::int)
       ELSE coalesce(r.m[1], r.m[3]) END, '' ORDER BY r.i)
     FROM regexp_matches(${col}, '(%([0-9A-Fa-f]{2}))|([^%]+|%)', 'g') WITH ORDINALITY AS r(m, i))`;
+// Decoded only when the text holds something the decoders change: a numeric reference, one of the
+// two named ones, or a `%`. A description's `&amp;` and `&nbsp;` (most have them) decode to nothing
+// the names are made of, so such a text is searched as it is, without the tokenising.
 const AS_READ = (col: string) =>
-  `lower(CASE WHEN strpos(${col}, '&') > 0 OR strpos(${col}, '%') > 0 THEN coalesce(${PERCENT_DECODED(`coalesce(${HTML_DECODED(col)}, '')`)}, '') ELSE ${col} END)`;
+  `lower(CASE WHEN strpos(${col}, '%') > 0 OR strpos(${col}, '&#') > 0 OR strpos(${col}, '&period;') > 0 OR strpos(${col}, '&percnt;') > 0
+    THEN coalesce(${PERCENT_DECODED(`coalesce(${HTML_DECODED(col)}, '')`)}, '') ELSE ${col} END)`;
+
+/**
+ * SQL: whether the text in `col` names an upload as the reference rule reads it (`AS_READ`): the
+ * cheap test a writer of a text makes before it looks for what it drops. Without a `%`, a numeric
+ * reference or `&period;`/`&percnt;` in the text it is a lower() and a regular expression.
+ */
+export const namesAnUpload = (col: string) => `(${AS_READ(col)} ~ '${NAME_PATTERN}')`;
+
+/**
+ * SQL: the upload names (`{uuid}.{ext}`) in the text in `col`, read as the reference rule reads a
+ * field (`AS_READ`), as a text[] (empty for NULL). A change that drops or replaces a text releases
+ * these (`releaseUploadNames`): every name `referencedUploadNames` would have found there, so an
+ * upload used only in that text is not left on disk. Any such name is released, whatever folder
+ * the URL around it names: the job checks the store's fields again before it deletes anything.
+ */
+export const uploadNamesIn = (col: string) =>
+  `ARRAY(SELECT DISTINCT m.n[1] FROM regexp_matches(${AS_READ(col)}, '(${NAME_PATTERN})', 'g') AS m(n))`;
+
+/** SQL: the names in `before` that `after` no longer has (`uploadNamesIn`), as a text[]. */
+export const uploadNamesDropped = (before: string, after: string) =>
+  `(CASE WHEN ${namesAnUpload(before)} THEN ARRAY(SELECT unnest(${uploadNamesIn(before)}) EXCEPT SELECT unnest(${uploadNamesIn(after)})) ELSE '{}'::text[] END)`;
 
 /**
  * Of `names` (the store's uploads, `{uuid}.{ext}`), those something of the store still names: an

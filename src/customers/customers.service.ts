@@ -233,8 +233,9 @@ export async function deleteCustomer(deps: Deps, storeId: string, id: string): P
   await deps.db.transaction(async (tx) => {
     const current = await existing(tx, storeId, id, true);
     const view = customerView(current);
+    const now = deps.clock.now();
     await deleteCustomerRow(tx, current.id);
-    await deleteOwnedMetafields(tx, storeId, 'customer', current.id);
-    await emit(tx, { storeId, topic: 'customers/delete', payload: view, now: deps.clock.now() });
+    await deleteOwnedMetafields(tx, storeId, 'customer', current.id, now);
+    await emit(tx, { storeId, topic: 'customers/delete', payload: view, now });
   });
 }

@@ -123,7 +123,7 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
     customers = res.rowCount;
     // Apps and merchants keep what they like about a customer in metafields: personal data as
     // likely as the note. They go whole, as when the customer is deleted (docs/decisions.md, GDPR).
-    await deleteOwnedMetafields(tx, t.storeId, 'customer', customer.id);
+    await deleteOwnedMetafields(tx, t.storeId, 'customer', customer.id, now);
   }
   return { customers, orders: orders.rowCount };
 }
