@@ -238,9 +238,13 @@ describe.skipIf(!inject('testDatabaseUrl'))('on PostgreSQL: a value committed wh
     const replacing = metafields(s, [metafield('product', id, 'https://example.com/b.png')], 'app');
     // The bulk write has read what it reads and waits for the row.
     for (let i = 0; ; i++) {
-      const { rows } = await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'");
+      // A wait in this file's own database (pg_locks is the whole server's: other files run beside it).
+      const { rows } = await h.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE NOT l.granted AND l.locktype = 'transactionid' AND a.datname = current_database()`,
+      );
       if (rows[0].n > 0) break;
-      if (i > 200) throw new Error('the bulk write never waited for the row');
+      if (i > 800) throw new Error('the bulk write never waited for the row');
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     commit();
