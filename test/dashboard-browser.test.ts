@@ -2,7 +2,8 @@
 // over real HTTP, with the pages' own content security policy in force (a CSP violation fails the
 // test) and axe-core run on every page visited (any violation fails the test). A developer signs in,
 // creates an app with a function and a webhook, sees its failed delivery and redelivers it, then
-// opens a function run and replays it with a new expression; a merchant installs and uninstalls an
+// opens a function run and replays it with a new expression (and, in the sweep, sends a test
+// webhook and a shipping rate test from the app's Test page); a merchant installs and uninstalls an
 // app, deactivates a function, files a GDPR request, saves the store's address, and creates and
 // deletes a shipping zone. Screenshots of each page are kept under test-results/dashboard/
 // (gitignored; CI keeps them as artifacts).
@@ -395,6 +396,20 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
       await check('app-edit');
       await page.goto(`${base}/dashboard/apps/${appId}/rotate-secret`);
       await check('rotate-secret');
+      // The Test page's two forms, each sent once and its outcome checked as a page of its own.
+      await page.goto(`${base}/dashboard/apps/${appId}`);
+      await page.getByRole('link', { name: 'Test', exact: true }).click();
+      await page.waitForURL(`${base}/dashboard/apps/${appId}/test`);
+      await check('app-test');
+      await page.getByLabel('Topic').selectOption('orders/paid');
+      await page.locator('#webhook-address').fill(`${rx.url}/hook`);
+      await page.getByRole('button', { name: 'Send the test webhook' }).click();
+      await expect.poll(() => page.locator('#webhook-outcome').textContent()).toContain('answer for /hook');
+      await check('app-test-webhook');
+      await page.locator('#rates-address').fill(`${rx.url}/rates`);
+      await page.getByRole('button', { name: 'Test shipping rates' }).click();
+      await expect.poll(() => page.locator('#rates-outcome').textContent()).toContain('malformed_reply');
+      await check('app-test-rates');
     } finally {
       await page.unrouteAll({ behavior: 'wait' });
     }
@@ -402,7 +417,7 @@ describe.skipIf(!hasChromium)('the dashboard in Chromium', () => {
     // Every POST route of the dashboard had its form swept by `check` in one of the tests of this file.
     expect([...sweptActions].sort()).toEqual([
       '/dashboard/apps', '/dashboard/apps/:id', '/dashboard/apps/:id/deliveries/:id/redeliver', '/dashboard/apps/:id/rotate-secret',
-      '/dashboard/apps/:id/runs/v/:id/replay', '/dashboard/earnings/payout-method', '/dashboard/login', '/dashboard/logout',
+      '/dashboard/apps/:id/runs/v/:id/replay', '/dashboard/apps/:id/test/shipping-rates', '/dashboard/apps/:id/test/webhook', '/dashboard/earnings/payout-method', '/dashboard/login', '/dashboard/logout',
       '/dashboard/store/address', '/dashboard/store/apps/:id/uninstall', '/dashboard/store/apps/install',
       '/dashboard/store/functions/:id/active', '/dashboard/store/functions/:id/configuration', '/dashboard/store/gdpr/customer-redact',
       '/dashboard/store/gdpr/data-request', '/dashboard/store/gdpr/shop-redact', '/dashboard/store/shipping-zones',

@@ -26,6 +26,7 @@ import { page } from './render.js';
 import { LOGIN_NONCE_COOKIE, loginCsrf, sameToken, sessionCsrf, sessionUser } from './session.js';
 import { authPages } from './auth.pages.js';
 import { appPages } from './apps.pages.js';
+import { appTestPages } from './app-tests.pages.js';
 import { deliveryPages } from './deliveries.pages.js';
 import { runPages } from './runs.pages.js';
 import { storePages } from './store.pages.js';
@@ -142,6 +143,7 @@ export function dashboard(deps: Deps) {
 
     await instance.register(authPages, { deps });
     await instance.register(appPages, { deps });
+    await instance.register(appTestPages, { deps });
     await instance.register(deliveryPages, { deps });
     await instance.register(runPages, { deps });
     await instance.register(storePages, { deps });
