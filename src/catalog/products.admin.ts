@@ -78,11 +78,7 @@ export async function productAdminRoutes(instance: FastifyInstance, { deps }: { 
     const { id } = request.params;
     const row = await deps.db.transaction(async (tx) => {
       const product = await lockOwnProduct(tx, request, id);
-      const images = await productImageUrls(tx, product.id);
-      const now = deps.clock.now();
-      const row = await deleteProduct(tx, product, now);
-      await releaseUploads(tx, deps.config, product.store_id, images, now);
-      return row;
+      return deleteProduct(tx, product, deps.clock.now());
     });
     return envelope(productView(row));
   });

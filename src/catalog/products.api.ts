@@ -15,7 +15,6 @@ import { ProductSchema, productView } from './product-view.js';
 import { findProduct, listProducts, lockProduct, PRODUCT_STATUSES } from './products.repo.js';
 import { productFieldSchemas, productLevelSchemas, readApiCreate, readApiUpdate } from './products.input.js';
 import { createProduct, deleteProduct, updateProduct } from './products.service.js';
-import { productImageUrls, releaseUploads } from './upload-references.js';
 
 const tags = ['products'];
 const isProductRef = (id: string) => isUuid(id) || /^\d{1,15}$/.test(id);
@@ -102,10 +101,7 @@ export async function productApiRoutes(instance: FastifyInstance, { deps }: { de
     await deps.db.transaction(async (tx) => {
       const product = isProductRef(id) ? await lockProduct(tx, id, storeId) : null;
       if (!product) throw notFound('Product not found');
-      const images = await productImageUrls(tx, product.id);
-      const now = deps.clock.now();
-      await deleteProduct(tx, product, now);
-      await releaseUploads(tx, deps.config, storeId, images, now);
+      await deleteProduct(tx, product, deps.clock.now());
     });
     return {};
   });

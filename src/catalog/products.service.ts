@@ -244,12 +244,18 @@ export async function updateProduct(tx: Queryable, product: LockedProduct, patch
 
 /**
  * Deletes a locked product with its variants, images, collection memberships and listings (cascades)
- * and the metafields it and its variants own; `products/delete` carries the product as it was.
+ * and the metafields it and its variants own; `products/delete` carries the product as it was. The
+ * store's uploads any of those named are released for the `upload-purge` job.
  */
 export async function deleteProduct(tx: Queryable, product: LockedProduct, now: Date): Promise<ProductRow> {
   const before = await productById(tx, product.id);
-  // The description and the metafields' values may embed the store's uploads: they are released
-  // with them (the images are released by the caller, `productImageUrls`).
+  // Its images, its variants' images, its description and its metafields' values may name the
+  // store's uploads: they are released with them, here, so no route deleting a product can forget.
+  const { rows: images } = await tx.query<{ names: string[] }>(
+    `SELECT ${uploadNamesIn('src')} AS names FROM product_images WHERE product_id = $1
+     UNION ALL SELECT ${uploadNamesIn('main_image_url')} FROM variants WHERE product_id = $1 AND main_image_url IS NOT NULL`,
+    [product.id],
+  );
   const { rows: metafields } = await tx.query<{ names: string[] }>(
     `DELETE FROM metafields WHERE store_id = $1 AND (
        (owner_type = 'product' AND owner_id = $2::text)
@@ -258,7 +264,7 @@ export async function deleteProduct(tx: Queryable, product: LockedProduct, now: 
     [product.store_id, product.id],
   );
   const { rows: body } = await tx.query<{ names: string[] }>(`DELETE FROM products WHERE id = $1 RETURNING ${uploadNamesIn('body_html')} AS names`, [product.id]);
-  await releaseUploadNames(tx, product.store_id, [...metafields, ...body].flatMap((r) => r.names), now);
+  await releaseUploadNames(tx, product.store_id, [...images, ...metafields, ...body].flatMap((r) => r.names), now);
   await emit(tx, { storeId: product.store_id, topic: 'products/delete', payload: productView(before), now });
   return before;
 }
