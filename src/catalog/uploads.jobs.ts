@@ -29,7 +29,11 @@ export async function purgeReleasedUploads(deps: Pick<Deps, 'db' | 'clock' | 'co
         [due, BATCH],
       );
       const byStore = new Map<string, string[]>();
-      for (const r of rows) byStore.set(r.store_id, [...(byStore.get(r.store_id) ?? []), r.name]);
+      for (const r of rows) {
+        const names = byStore.get(r.store_id);
+        if (names) names.push(r.name);
+        else byStore.set(r.store_id, [r.name]);
+      }
       for (const [storeId, names] of byStore) {
         const used = await referencedUploadNames(tx, storeId, names);
         await tx.query('DELETE FROM upload_releases WHERE store_id = $1 AND name = ANY($2::text[])', [storeId, names]);

@@ -17,7 +17,7 @@
 //   `data` counters (`total`/`page`/`limit`).
 import createClient, { type Client, type MaybeOptionalInit } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
-import { PlatformError } from './install.js';
+import { assertPlatformUrl, PlatformError } from './install.js';
 
 export type { paths } from './generated/openapi.js';
 
@@ -384,9 +384,7 @@ async function* walkPages(client: Client<paths>, path: string, init: any): Async
 export function createAppClient(options: AppClientOptions): AppClient {
   if (!options.accessToken && !options.tokenProvider) throw new Error('createAppClient: give accessToken or tokenProvider');
   // Without this, `localhost:3000` or a blank PLATFORM_URL fails every call with a bare "fetch failed".
-  if (!/^https?:\/\/[^/]/i.test(options.baseUrl ?? '')) {
-    throw new TypeError(`createAppClient: baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(options.baseUrl)})`);
-  }
+  assertPlatformUrl(options.baseUrl, 'createAppClient: ');
   const budget = new RateBudget(options.rateLimit?.marginMs ?? 50);
   const client = createClient<paths>({ baseUrl: options.baseUrl, fetch: makeSender(options, budget), headers: options.headers });
   const extra = {

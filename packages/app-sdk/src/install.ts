@@ -55,12 +55,21 @@ export class PlatformError extends Error {
   }
 }
 
+/**
+ * Refuses a `baseUrl` that is not the platform's http(s) URL (`localhost:3000`, a blank
+ * PLATFORM_URL), which would otherwise fail later with undici's bare "fetch failed" or "Invalid URL".
+ * `who` begins the message (the function the app called).
+ */
+export function assertPlatformUrl(baseUrl: string | undefined, who: string): void {
+  if (!/^https?:\/\/[^/]/i.test(baseUrl ?? '')) {
+    throw new TypeError(`${who}baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(baseUrl)})`);
+  }
+}
+
 async function tokenRequest(app: AppCredentials, body: Record<string, string>, now: () => number): Promise<Tokens> {
   // A wrong PLATFORM_URL failed the install with undici's bare "fetch failed" (or "Invalid URL"):
   // these errors name the address (never the secret) and the cause.
-  if (!/^https?:\/\/[^/]/i.test(app.baseUrl ?? '')) {
-    throw new TypeError(`baseUrl must be the platform's http(s) URL, e.g. http://localhost:3000 (got ${JSON.stringify(app.baseUrl)})`);
-  }
+  assertPlatformUrl(app.baseUrl, '');
   const url = `${app.baseUrl.replace(/\/+$/, '')}/apps/oauth/token`;
   let res: Response;
   try {
