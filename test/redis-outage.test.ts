@@ -5,7 +5,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/actors.js';
+import { createTestApp, signupPartner, storeWithApp } from './helpers/actors.js';
+import { startReceiver } from './fixtures/webhook-receiver.js';
 import { freePort } from './helpers/process.js';
 import { createLogger } from '../src/platform/logger.js';
 
@@ -81,6 +82,21 @@ describe.skipIf(!REDIS_SERVER)('Redis outage (issue 10 item 10)', () => {
     expect(api.res.headers['x-ratelimit-limit']).toBeUndefined();
     // Liveness is not readiness: the process itself is fine.
     expect((await h.req('GET', '/healthz')).statusCode).toBe(200);
+  });
+
+  it('Redis never reached: a shipping rate test is refused 503 (Retry-After) and nothing is sent, since its count is what bounds it', async () => {
+    const rx = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"rates":[]}' }));
+    try {
+      const partner = await signupPartner(h);
+      const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
+      const res = await h.req('POST', `/apps/developer/${app.appId}/shipping-rates/test`, { token: partner.token, body: {} });
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ status: 503, state: 'error', message: 'The rate test counter is unavailable; try again shortly', data: null });
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(rx.received).toHaveLength(0);
+    } finally {
+      await rx.close();
+    }
   });
 
   it('Redis starts: readiness and the App API recover by themselves', async () => {
