@@ -10,11 +10,11 @@ import type { Deps } from '../deps.js';
 import { ownedApp } from '../apps/apps.service.js';
 import type { AppRow } from '../apps/apps.repo.js';
 import { testShippingRates, type RateTestResultSchema } from '../checkout/rate-test.js';
-import { AppError } from '../http/errors.js';
 import { typed } from '../http/typed.js';
 import { DEVELOPER_ROLES } from '../http/user-auth.js';
 import { sendTestDelivery, type TestDeliveryResultSchema } from '../webhooks/test-delivery.js';
 import { TOPICS } from '../webhooks/topics.js';
+import { errorsByField, formRefusal } from './refusals.js';
 import { page } from './render.js';
 
 const developer = { roles: DEVELOPER_ROLES };
@@ -32,18 +32,10 @@ interface FormState<T> {
 }
 
 /**
- * A refusal the form can show (422: a field's value; 429 and 503: try again later) as errors by
- * field, with the status to answer; anything else (another developer's app: 404) is rethrown to the
- * dashboard's error handler.
+ * The refusals the forms show (422: a field's value; 429 and 503: try again later); anything else
+ * (another developer's app: 404) goes to the dashboard's error handler.
  */
-function formErrors(err: unknown, reply: FastifyReply): { errors: Record<string, string>; status: number } {
-  if (!(err instanceof AppError) || !['unprocessable', 'bad_request', 'throttled', 'unavailable'].includes(err.kind)) throw err;
-  if (err.retryAfterSeconds !== undefined) reply.header('Retry-After', err.retryAfterSeconds);
-  const errors: Record<string, string> = {};
-  for (const [field, problems] of Object.entries(err.fields ?? {})) if (problems[0]) errors[field] = `${field} ${problems[0]}`;
-  if (!Object.keys(errors).length) errors._form = err.message;
-  return { errors, status: err.status };
-}
+const FORM_REFUSALS = ['unprocessable', 'bad_request', 'throttled', 'unavailable'] as const;
 
 /** A blank field is not given: the service's default applies (the ratesUrl, USD). */
 const given = (value: string | undefined) => (value && value.trim() ? value.trim() : undefined);
@@ -74,8 +66,8 @@ export async function appTestPages(instance: FastifyInstance, { deps }: { deps: 
       const result = await sendTestDelivery(deps, request.dashboardUser!, row.id, { topic: values.topic, address: values.address.trim() });
       return testPage(request, reply, row, { webhook: { values, errors: {}, result } });
     } catch (err) {
-      const { errors, status } = formErrors(err, reply);
-      return testPage(request, reply, row, { webhook: { values, errors, result: null } }, status);
+      const refusal = formRefusal(err, reply, FORM_REFUSALS);
+      return testPage(request, reply, row, { webhook: { values, errors: errorsByField(refusal, { named: true }), result: null } }, refusal.status);
     }
   });
 
@@ -86,8 +78,8 @@ export async function appTestPages(instance: FastifyInstance, { deps }: { deps: 
       const result = await testShippingRates(deps, request.dashboardUser!, row.id, { address: given(values.address), currency: given(values.currency) });
       return testPage(request, reply, row, { rates: { values, errors: {}, result } });
     } catch (err) {
-      const { errors, status } = formErrors(err, reply);
-      return testPage(request, reply, row, { rates: { values, errors, result: null } }, status);
+      const refusal = formRefusal(err, reply, FORM_REFUSALS);
+      return testPage(request, reply, row, { rates: { values, errors: errorsByField(refusal, { named: true }), result: null } }, refusal.status);
     }
   });
 }

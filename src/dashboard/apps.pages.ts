@@ -7,13 +7,13 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { appView, createApp, listApps, ownedApp, patchApp, rotateSecret } from '../apps/apps.service.js';
 import { appEarnings, appInstallations } from '../billing/developer-analytics.js';
-import { AppError } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { PagingQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { DEVELOPER_ROLES } from '../http/user-auth.js';
 import { TARGETS } from '../functions/runtime/index.js';
 import { EVENT_TOPICS, GDPR_TOPICS } from '../webhooks/topics.js';
+import { formRefusal } from './refusals.js';
 import { page } from './render.js';
 import { ALL_SCOPES, AppForm, appBodyOf, fieldOf, formOf, TIERS, type AppFormValues } from './app-form.js';
 
@@ -37,10 +37,10 @@ export async function appPages(instance: FastifyInstance, { deps }: { deps: Deps
       targets: TARGETS,
     }, options.status ?? 200);
 
-  /** A service refusal of the form as per-field errors, or rethrown when it is not about the form. */
-  const formErrors = (err: unknown): { errors: Record<string, string>; status: number } => {
-    if (err instanceof AppError && (err.kind === 'bad_request' || err.kind === 'conflict')) return { errors: { [fieldOf(err.message)]: err.message }, status: err.status };
-    throw err;
+  /** A service refusal of the form as an error on the field its message names (`fieldOf`). */
+  const formErrors = (err: unknown, reply: FastifyReply): { errors: Record<string, string>; status: number } => {
+    const refusal = formRefusal(err, reply, ['bad_request', 'conflict']);
+    return { errors: { [fieldOf(refusal.message)]: refusal.message }, status: refusal.status };
   };
 
   app.get('/apps', { config: developer, schema: { querystring: PagingQuery } }, async (request, reply) => {
@@ -57,7 +57,7 @@ export async function appPages(instance: FastifyInstance, { deps }: { deps: Deps
       const { app: created } = await createApp(deps, request.dashboardUser!, appBodyOf(request.body, true));
       return reply.redirect(`/dashboard/apps/${created.appId}?created=1`, 303);
     } catch (err) {
-      const { errors, status } = formErrors(err);
+      const { errors, status } = formErrors(err, reply);
       return formPage(request, reply, { values: request.body, errors, status });
     }
   });
@@ -90,7 +90,7 @@ export async function appPages(instance: FastifyInstance, { deps }: { deps: Deps
       await patchApp(deps, request.dashboardUser!, row.id, appBodyOf(request.body, false));
       return reply.redirect(`/dashboard/apps/${row.id}?saved=1`, 303);
     } catch (err) {
-      const { errors, status } = formErrors(err);
+      const { errors, status } = formErrors(err, reply);
       return formPage(request, reply, { appId: row.id, appName: row.name, values: request.body, errors, status });
     }
   });

@@ -8,11 +8,11 @@ import type { Deps } from '../deps.js';
 import { earnings, listPayouts, payoutDetail } from '../payouts/payouts.views.js';
 import { PAYOUT_STATUSES } from '../payouts/payouts.js';
 import { getPayoutMethod, putPayoutMethod } from '../billing/developer-accounts.js';
-import { AppError } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { DEVELOPER_ROLES } from '../http/user-auth.js';
+import { formRefusal } from './refusals.js';
 import { page } from './render.js';
 
 const developer = { roles: DEVELOPER_ROLES };
@@ -62,11 +62,11 @@ export async function earningsPages(instance: FastifyInstance, { deps }: { deps:
       await putPayoutMethod(deps, request.dashboardUser!.id, body);
       return reply.redirect('/dashboard/earnings?saved=1', 303);
     } catch (err) {
-      if (!(err instanceof AppError) || err.kind !== 'bad_request') throw err;
-      const field = err.message.split(' ')[0];
+      const refusal = formRefusal(err, reply, ['bad_request']);
+      const field = refusal.message.split(' ')[0];
       const { payoutMethod } = await getPayoutMethod(deps, request.dashboardUser!.id);
       // A typed account number is not shown again (it is a secret); the rest is kept.
-      return methodPage(request, reply, { ...values, accountNumber: '' }, { [['email', 'accountHolder', 'accountNumber', 'routingNumber', 'type'].includes(field) ? field : 'type']: err.message }, payoutMethod, 400);
+      return methodPage(request, reply, { ...values, accountNumber: '' }, { [['email', 'accountHolder', 'accountNumber', 'routingNumber', 'type'].includes(field) ? field : 'type']: refusal.message }, payoutMethod, 400);
     }
   });
 }

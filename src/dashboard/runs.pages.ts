@@ -5,7 +5,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
@@ -14,6 +13,7 @@ import { ALL_FUNCTIONS, declaredFunctions, functionLogs, functionRun } from '../
 import { RUN_STATUSES } from '../functions/function-runs.repo.js';
 import { replayRun } from '../functions/function-try.js';
 import { ownedApp } from '../apps/apps.service.js';
+import { formRefusal } from './refusals.js';
 import { page } from './render.js';
 
 const developer = { roles: DEVELOPER_ROLES };
@@ -71,10 +71,8 @@ export async function runPages(instance: FastifyInstance, { deps }: { deps: Deps
       const outcome = await replayRun(deps, request.dashboardUser!, appId, handle, runId, expression.trim() ? { expression } : {});
       return runPage(request, reply, request.params, { expression, outcome, error: null });
     } catch (err) {
-      if (err instanceof AppError && (err.kind === 'bad_request' || err.kind === 'conflict')) {
-        return runPage(request, reply, request.params, { expression, outcome: null, error: err.message }, err.status);
-      }
-      throw err;
+      const refusal = formRefusal(err, reply, ['bad_request', 'conflict']);
+      return runPage(request, reply, request.params, { expression, outcome: null, error: refusal.message }, refusal.status);
     }
   });
 }

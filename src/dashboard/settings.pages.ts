@@ -9,12 +9,13 @@ import { listNotifications } from '../notifications/notifications.repo.js';
 import { ADDRESS_FIELDS, findStoreAddress, readStoreAddress, saveStoreAddress, type StoreAddress } from '../stores/store-address.js';
 import { createZone, deleteZone, getZone, listZones, updateZone, ZONE_TYPES, type ZoneBody, type ZoneView } from '../shipping/zones.js';
 import { fieldError } from '../content/fields.js';
-import { AppError, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { longerThan } from '../text.js';
 import { STORE_ROLES } from '../http/user-auth.js';
+import { errorsByField, formRefusal } from './refusals.js';
 import { page } from './render.js';
 
 const merchant = { roles: STORE_ROLES };
@@ -26,15 +27,6 @@ const storeOf = (request: FastifyRequest) => {
   if (!storeId) throw notFound('No store');
   return storeId;
 };
-
-/** A refusal of the form (400), as errors by field for the page; anything else is rethrown. */
-function formErrors(err: unknown): { errors: Record<string, string>; message: string } {
-  if (!(err instanceof AppError) || err.kind !== 'bad_request') throw err;
-  const errors: Record<string, string> = {};
-  for (const [field, problems] of Object.entries(err.fields ?? {})) if (problems[0]) errors[field] = problems[0];
-  if (!Object.keys(errors).length) errors._form = err.message;
-  return { errors, message: err.message };
-}
 
 export async function settingsPages(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const app = typed(instance);
@@ -69,7 +61,7 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
       for (const key of ADDRESS_FIELDS) if (longerThan(given[key] ?? '', 255)) throw fieldError(key, 'is too long (maximum 255 characters)');
       await saveStoreAddress(deps, storeOf(request), readStoreAddress(given));
     } catch (err) {
-      return addressPage(request, reply, given, formErrors(err).errors, null, 400);
+      return addressPage(request, reply, given, errorsByField(formRefusal(err, reply, ['bad_request'])), null, 400);
     }
     return reply.redirect('/dashboard/store/address?saved=1', 303);
   });
@@ -121,7 +113,7 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
     try {
       await createZone(deps, storeOf(request), zoneBody(request.body));
     } catch (err) {
-      return zoneForm(request, reply, null, request.body, formErrors(err).errors, 400);
+      return zoneForm(request, reply, null, request.body, errorsByField(formRefusal(err, reply, ['bad_request'])), 400);
     }
     return reply.redirect('/dashboard/store/shipping-zones?saved=1', 303);
   });
@@ -136,9 +128,9 @@ export async function settingsPages(instance: FastifyInstance, { deps }: { deps:
     try {
       await updateZone(deps, storeId, request.params.zoneId, zoneBody(request.body));
     } catch (err) {
-      if (err instanceof AppError && err.kind === 'not_found') throw err;
+      const errors = errorsByField(formRefusal(err, reply, ['bad_request']));
       const zone = await getZone(deps, storeId, request.params.zoneId);
-      return zoneForm(request, reply, zone, request.body, formErrors(err).errors, 400);
+      return zoneForm(request, reply, zone, request.body, errors, 400);
     }
     return reply.redirect('/dashboard/store/shipping-zones?saved=1', 303);
   });

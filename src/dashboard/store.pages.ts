@@ -11,12 +11,13 @@ import { createGdprRequest, getGdprRequest, listGdprRequests } from '../gdpr/gdp
 import { gdprDispatcher } from '../gdpr/gdpr.dispatch.js';
 import { REQUEST_STATUSES, REQUEST_TYPES, type GdprRequestType } from '../gdpr/gdpr.repo.js';
 import { GDPR_PAGE_LIMIT } from '../gdpr/gdpr.routes.js';
-import { AppError, badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../http/errors.js';
 import { parseJsonField } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { STORE_ROLES } from '../http/user-auth.js';
+import { formRefusal } from './refusals.js';
 import { page } from './render.js';
 
 const merchant = { roles: STORE_ROLES };
@@ -37,11 +38,8 @@ function filterOf<const V extends readonly string[]>(name: string, value: string
   return value;
 }
 
-/** A refusal about the form, for the page to show next to a field; anything else is rethrown. */
-function refusal(err: unknown): AppError {
-  if (err instanceof AppError && ['bad_request', 'conflict', 'not_found'].includes(err.kind)) return err;
-  throw err;
-}
+/** What a store page's form shows of a service refusal (the rest goes to the error page). */
+const STORE_FORM_REFUSALS = ['bad_request', 'conflict', 'not_found'] as const;
 
 export async function storePages(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const app = typed(instance);
@@ -68,7 +66,7 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
       const { redirectUrl } = await authorize(deps, storeOf(request), { client_id: clientId || undefined, scope: scope || undefined });
       return page(deps, request, reply, 'store-install', { title: 'Continue the install', redirectUrl });
     } catch (err) {
-      const e = refusal(err);
+      const e = formRefusal(err, reply, STORE_FORM_REFUSALS);
       return appsPage(request, reply, {}, { clientId, scope, error: e.message }, e.status);
     }
   });
@@ -102,7 +100,7 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
     try {
       await changeFunction(deps, storeOf(request), request.params.functionId, { active: request.body.active === 'true' });
     } catch (err) {
-      const e = refusal(err);
+      const e = formRefusal(err, reply, STORE_FORM_REFUSALS);
       if (e.kind === 'not_found') throw e;
       return functionsPage(request, reply, e.message, e.status);
     }
@@ -132,7 +130,7 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
       if (!request.body.reset) configuration = parseJsonField(given, 'configuration');
       await changeFunction(deps, storeOf(request), request.params.functionId, { configuration });
     } catch (err) {
-      const e = refusal(err);
+      const e = formRefusal(err, reply, STORE_FORM_REFUSALS);
       if (e.kind === 'not_found') throw e;
       return functionPage(request, reply, request.params.functionId, { configuration: given, error: e.message }, e.status);
     }
@@ -183,7 +181,7 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
       }), created.requestId, created.deliveryIds);
       return reply.redirect(`/dashboard/store/gdpr/${created.requestId}?created=1`, 303);
     } catch (err) {
-      const e = refusal(err);
+      const e = formRefusal(err, reply, STORE_FORM_REFUSALS);
       return gdprPage(request, reply, {}, { kind: request.params.kind, values: body, error: e.message }, e.status);
     }
   });
