@@ -17,6 +17,11 @@ export interface SubscriptionFacts {
   customerEmail: string | null;
   status: string;
   planName: string | null;
+  /**
+   * An invoice line's description: the plan's name when neither the line (Stripe API basil and
+   * later names its price by id only) nor the subscription's own events said it (C14.15).
+   */
+  planDescription?: string | null;
   amount: number | null;
   currency: string | null;
   billingInterval: string | null;
@@ -73,7 +78,8 @@ function fromInvoice(topic: SubscriptionTopic, invoice: Obj, paid: boolean): Sub
     customerEmail: str(invoice.customer_email) ?? str(invoice.customer?.email),
     // The invoice does not carry the subscription's status; these are the states Stripe moves it to.
     status: paid ? 'active' : 'past_due',
-    planName: planNameOf(price, line?.description),
+    planName: planNameOf(price),
+    planDescription: str(line?.description),
     amount: minor !== null && currency ? toMajorUnits(minor, currency) : null,
     currency,
     billingInterval: str(price?.recurring?.interval ?? price?.interval),
@@ -136,6 +142,29 @@ function isSpecifiedChange(sub: Obj, previous: unknown): boolean {
   if (!('items' in before)) return false;
   const was = planKey(before.items);
   return was === null || was !== planKey(sub.items);
+}
+
+/** What a subscription object says of its plan (C14.15), kept for the invoices that cannot say it. */
+export interface PlanFacts {
+  subscriptionId: string;
+  planName: string | null;
+  billingInterval: string | null;
+  billingIntervalCount: number | null;
+  /** Unix seconds; null without a trial (or when the event does not say). */
+  trialEnd: number | null;
+}
+
+/**
+ * The plan of a `customer.subscription.*` event (created included, which maps to no topic): its
+ * items carry the price in full, where an invoice of Stripe API 2025-03-31.basil and later names
+ * it by id only; also its trial's end, which no invoice carries. Null for other events.
+ */
+export function planFactsOf(event: { type: string; data: { object: Obj } }): PlanFacts | null {
+  if (typeof event.type !== 'string' || !event.type.startsWith('customer.subscription.')) return null;
+  const facts = fromSubscription('subscriptions/update', event.data?.object ?? {});
+  if (!facts) return null;
+  const { subscriptionId, planName, billingInterval, billingIntervalCount, trialEnd } = facts;
+  return { subscriptionId, planName, billingInterval, billingIntervalCount, trialEnd: trialEnd ?? null };
 }
 
 /** The topic and facts of a Stripe event, or null for events that map to no topic (acknowledged, ignored). */

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { emit } from '../outbox/emit.js';
 import { isUuid } from '../ids.js';
-import { mapStripeEvent, type SubscriptionFacts, type SubscriptionTopic } from './stripe-mapping.js';
+import { mapStripeEvent, planFactsOf, type SubscriptionFacts, type SubscriptionTopic } from './stripe-mapping.js';
 
 export interface StripeOutcome {
   duplicate: boolean;
@@ -27,27 +27,44 @@ interface KnownSubscription {
   last_event_created: number | null;
 }
 
+/** The subscription's plan as its own events last said it (stripe_subscription_plans, C14.15). */
+interface KnownPlan {
+  plan_name: string | null;
+  billing_interval: string | null;
+  billing_interval_count: number | null;
+  trial_end: number | null;
+}
+
 /**
  * app-api.md Subscription payload, each fact from this event or else from earlier ones. Also the
  * test delivery's sample (src/webhooks/samples.ts).
  */
-export function subscriptionPayload(f: SubscriptionFacts, storeId: string, known: KnownSubscription | undefined) {
+export function subscriptionPayload(f: SubscriptionFacts, storeId: string, known: KnownSubscription | undefined, plan?: KnownPlan) {
+  // An invoice does not say the trial's end (f.trialEnd undefined): what the subscription's events said.
+  const trialEnd = f.trialEnd === undefined ? (known?.trial_end ?? plan?.trial_end ?? null) : f.trialEnd;
+  const periodEnd = f.currentPeriodEnd ?? 0;
   return {
-    orderId: f.orderId ?? known?.order_id ?? '',
+    // app-api.md: the order the subscription was created from, stable for its life. Once known, a
+    // later event's metadata (editable at Stripe) does not change it.
+    orderId: known?.order_id ?? f.orderId ?? '',
     invoiceId: f.invoiceId ?? known?.invoice_number ?? '',
     storeId,
     subscriptionId: f.subscriptionId,
     customerId: f.customerId ?? '',
     customerEmail: f.customerEmail ?? known?.customer_email ?? '',
-    status: f.status,
-    planName: f.planName ?? '',
+    // An invoice's status is inferred (stripe-mapping.ts): one paid for a period inside the trial
+    // (a trial's first invoice) leaves the subscription trialing, not active.
+    status: f.trialEnd === undefined && f.status === 'active' && trialEnd !== null && periodEnd > 0 && periodEnd <= trialEnd ? 'trialing' : f.status,
+    // An invoice of Stripe API basil or later names its price by id only: the plan and interval are
+    // those the subscription's events gave, the line's description the last resort (C14.15).
+    planName: f.planName ?? plan?.plan_name ?? f.planDescription ?? '',
     amount: f.amount ?? 0,
     currency: f.currency ?? '',
-    billingInterval: f.billingInterval ?? '',
-    billingIntervalCount: f.billingIntervalCount ?? 1,
+    billingInterval: f.billingInterval ?? plan?.billing_interval ?? '',
+    billingIntervalCount: f.billingIntervalCount ?? plan?.billing_interval_count ?? 1,
     currentPeriodStart: f.currentPeriodStart ?? 0,
     currentPeriodEnd: f.currentPeriodEnd ?? 0,
-    trialEnd: f.trialEnd === undefined ? known?.trial_end ?? null : f.trialEnd,
+    trialEnd,
   };
 }
 
@@ -65,6 +82,7 @@ export async function handleStripeEvent(deps: Deps, event: { id: string; type: s
       [event.id, event.type, facts?.subscriptionId ?? null, deps.clock.now()],
     );
     if (!seen.rowCount) return { duplicate: true, topic: null };
+    await rememberPlan(tx, event, created, deps.clock.now());
     if (!facts) return { duplicate: false, topic: null, ignored: 'unmapped' };
 
     // Events of one subscription are handled one at a time, so a cancel cannot cross an update,
@@ -105,6 +123,25 @@ export async function handleStripeEvent(deps: Deps, event: { id: string; type: s
 }
 
 /**
+ * Keeps what a subscription event (customer.subscription.created included, which emits nothing)
+ * says of the plan, unless a newer event said it already: the invoices' topics read it (C14.15).
+ */
+async function rememberPlan(tx: Queryable, event: { type: string; data: { object: any } }, created: number | null, now: Date) {
+  const plan = planFactsOf(event);
+  if (!plan) return;
+  await tx.query(
+    `INSERT INTO stripe_subscription_plans (subscription_id, plan_name, billing_interval, billing_interval_count, trial_end, event_created, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (subscription_id) DO UPDATE SET plan_name = EXCLUDED.plan_name, billing_interval = EXCLUDED.billing_interval,
+       billing_interval_count = EXCLUDED.billing_interval_count, trial_end = EXCLUDED.trial_end, event_created = EXCLUDED.event_created,
+       updated_at = EXCLUDED.updated_at
+     WHERE stripe_subscription_plans.event_created IS NULL OR EXCLUDED.event_created IS NULL
+        OR EXCLUDED.event_created >= stripe_subscription_plans.event_created`,
+    [plan.subscriptionId, plan.planName, plan.billingInterval, plan.billingIntervalCount, plan.trialEnd, created, now],
+  );
+}
+
+/**
  * An event older (Stripe's `created`) than the newest one applied to its subscription. An update
  * or a failed charge reports a state the apps have since been told a newer one of (a failure after
  * the charge that recovered it, a status since changed): it emits nothing. A renewal is a charge
@@ -121,7 +158,8 @@ async function applyEvent(
   tx: Queryable, eventId: string, facts: SubscriptionFacts, created: number | null, storeId: string, known: KnownSubscription | undefined, now: Date,
 ): Promise<{ outcome: StripeOutcome; known?: KnownSubscription }> {
   if (isStale(facts.topic, created, known)) return { outcome: { duplicate: false, topic: null, ignored: 'stale' } };
-  const payload = subscriptionPayload(facts, storeId, known);
+  const plan = (await tx.query<KnownPlan>('SELECT * FROM stripe_subscription_plans WHERE subscription_id = $1', [facts.subscriptionId])).rows[0];
+  const payload = subscriptionPayload(facts, storeId, known, plan);
   const last = known?.last_event_created ?? null;
   const newest = !known || last === null || created === null || created >= last;
   const kept = newest
