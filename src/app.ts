@@ -7,7 +7,7 @@ import { AppError } from './http/errors.js';
 import { guardQueryAndParams, MAX_BODY_BYTES, useBoundedJson } from './http/input-guard.js';
 import { routeIndex } from './http/route-shapes.js';
 import { clientErrorHandler, expectationFailedHandler } from './http/client-errors.js';
-import { EDGE_SERVER_OPTIONS, refuseAtTheEdge } from './http/edge.js';
+import { EDGE_SERVER_OPTIONS, pathOfTarget, refuseAtTheEdge } from './http/edge.js';
 import { createOpenapiTransform, shareErrorSchemas } from './http/openapi.js';
 import { compileValidator } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
@@ -29,7 +29,7 @@ import { appRoutes } from './apps/apps.routes.js';
 import { oauthMerchantRoutes, oauthTokenRoutes } from './oauth/oauth.routes.js';
 import { operatorRoutes } from './platform/operator.routes.js';
 import { uploadRoutes } from './catalog/uploads.js';
-import { fileApiRoutes, productApiRoutes } from './catalog/products.api.js';
+import { fileApiRoutes, filesUnavailable, isFilesUrl, productApiRoutes } from './catalog/products.api.js';
 import { productAdminRoutes } from './catalog/products.admin.js';
 import { productListingApiRoutes } from './catalog/product-listings.api.js';
 import { collectionAdminRoutes, collectionApiRoutes } from './catalog/collections.routes.js';
@@ -102,13 +102,17 @@ export async function buildApp(deps: Deps, options: BuildOptions = {}): Promise<
     frameworkErrors: (error, request, reply) => {
       // Before routing, so before the onRequest hook that sets it on every other response.
       reply.header(REQUEST_ID_HEADER, request.id);
+      // By its path: a target in absolute form (RFC 9112 3.2.2) is routed as its path is.
+      const path = pathOfTarget(request.url);
       const answer = (refused?: Error) => {
         request.fallbackShape = routeOfUrl(request.method, request.url).shape;
-        const err = refused ? asAppError(refused, request) : new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request');
+        // Under /api/v1/files every authenticated request is C6.9's 404, a malformed URL included.
+        const refusal = isFilesUrl(path) ? filesUnavailable() : new AppError('bad_request', FRAMEWORK_ERRORS[error.code] ?? 'Bad request');
+        const err = refused ? asAppError(refused, request) : refusal;
         sendError(request, reply, err);
         deps.metrics.observeRequest(request.method, UNMATCHED_ROUTE, err.status, reply.elapsedTime / 1000);
       };
-      if (request.url.startsWith('/api/v1/')) return unroutedGate(request, reply, answer);
+      if (path.startsWith('/api/v1/')) return unroutedGate(request, reply, answer);
       answer();
     },
     // Requests Node's parser refuses (headers over 16 KiB, broken framing, a request line that is

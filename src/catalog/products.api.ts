@@ -107,6 +107,17 @@ export async function productApiRoutes(instance: FastifyInstance, { deps }: { de
   });
 }
 
+const FILES_UNAVAILABLE = 'The files endpoint is not available yet';
+
+/** Whether a raw URL is one of the file endpoints' (`/api/v1/files.json`, `/api/v1/files`, `/api/v1/files/...`). */
+export const isFilesUrl = (url: string) => /^\/api\/v1\/files(?:\.json|\/[^?]*)?\/?(?:\?|$)/.test(url);
+
+/**
+ * C6.9's answer to a request under /api/v1/files that Fastify refused before routing (a path it
+ * cannot percent-decode): "any request" is the 404, as a malformed body is, not a 400 about the URL.
+ */
+export const filesUnavailable = () => notFound(FILES_UNAVAILABLE);
+
 /**
  * C6.9: the file endpoints are planned, not available: any request under /api/v1/files is a 404
  * envelope after authentication, whatever its method or body. The body is never parsed here, so the
@@ -120,7 +131,7 @@ export async function fileApiRoutes(api: FastifyInstance) {
   // Answered directly rather than thrown: this 404 is the App API's cheapest authenticated path,
   // and a thrown error costs a rejected promise on every request. The body never changes, so it is
   // serialised once.
-  const body = JSON.stringify(envelopeError(404, 'The files endpoint is not available yet'));
+  const body = JSON.stringify(envelopeError(404, FILES_UNAVAILABLE));
   const handler = (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).type('application/json; charset=utf-8').send(body);
   const documented = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
   // Every other method Fastify routes (OPTIONS, TRACE, WebDAV...), hidden from OpenAPI, which has no

@@ -17,6 +17,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { API_VERSION } from '../api-version.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { envelopeError, errorsBody, type ErrorShape } from './shapes.js';
+import { pathOfTarget } from './edge.js';
 
 /** What the parser's error means for the client. */
 function problemOf(code: string | undefined): { status: number; message: string } {
@@ -84,7 +85,7 @@ export function clientErrorHandler(
  */
 export function expectationFailedHandler(shapeOf: (method: string, path: string) => ErrorShape, observe: (method: string, status: number) => void) {
   return (req: IncomingMessage, res: ServerResponse): void => {
-    const path = (req.url ?? '').split('?')[0];
+    const path = pathOfTarget(req.url ?? '').split('?')[0]; // absolute form too (RFC 9112 3.2.2)
     const message = 'The Expect header can only ask for 100-continue';
     const body = JSON.stringify(shapeOf(req.method ?? 'GET', path) === 'errors' ? errorsBody(message) : envelopeError(417, message));
     observe(req.method ?? '(invalid)', 417);

@@ -28,7 +28,7 @@ const missingHost = (request: FastifyRequest) =>
  * The request target as a path: one in absolute form (`GET http://host/api/v1/x.json`, RFC 9112
  * 3.2.2) names the endpoint its path does, as the router reads it (find-my-way).
  */
-const pathOfTarget = (url: string) => (url.startsWith('/') ? url : url.replace(/^https?:\/\/[^/?#]*/i, '') || '/');
+export const pathOfTarget = (url: string) => (url.startsWith('/') ? url : url.replace(/^https?:\/\/[^/?#]*/i, '') || '/');
 
 /**
  * Registers the refusals on the root instance, right after the request id is set (so before every

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../oauth/scopes.js';
 import type { ErrorShape } from './shapes.js';
+import { pathOfTarget } from './edge.js';
 
 const API_PREFIX = '/api/v1/';
 
@@ -45,7 +46,8 @@ export function routeIndex(app: FastifyInstance): (method: string, rawUrl: strin
     entries.push({ methods, pattern: patternOf(route.url), shape: route.config?.shape, scope: route.config?.scope });
   });
   return (method, rawUrl) => {
-    const path = rawUrl.split('?')[0];
+    // A target in absolute form names the endpoint its path does, as the router reads it.
+    const path = pathOfTarget(rawUrl).split('?')[0];
     if (!path.startsWith(API_PREFIX)) return { shape: 'envelope' };
     const matching = entries.filter((e) => e.pattern.test(path));
     // Only a route of the very method has a scope to ask for; another method's route only lends its
