@@ -63,6 +63,10 @@ export async function authorize(deps: Deps, storeId: string, query: { client_id?
   const installationId = await deps.db.transaction(async (tx) => {
     await insertPendingInstallation(tx, { id: uuidv7(), app_id: app.id, store_id: storeId, scopes, installed_version: app.version, now });
     const installation = (await findInstallationOf(tx, app.id, storeId))!;
+    // C4.1, C4.6: the latest authorisation decides the scopes. A code handed off earlier and not yet
+    // exchanged expires now, so an app cannot exchange it after this one and take back scopes the
+    // merchant has just withheld (the installation takes the scopes of the code exchanged last).
+    await expireUnusedCodes(tx, installation.id, now);
     await insertCode(tx, {
       code_hash: sha256Hex(code), installation_id: installation.id, state, scopes, expires_at: new Date(now.getTime() + CODE_TTL_MS), created_at: now,
     });
@@ -199,6 +203,10 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
     // a grant that is dead: it is refused, and revokes nothing. Were it taken for a reuse, the
     // tokens a later authorisation gave the app would die with it (docs/decisions.md "OAuth").
     if (token.revoked_at || token.grant_revoked) throw badRequest('Refresh token has been revoked');
+    // A grant past its 30 days is over as well (C4.5, Token state): its tokens, rotated ones too, are
+    // refused and revoke nothing. Taken for a reuse, a stale rotated token killed the tokens of the
+    // merchant's re-authorisation, which the expiry itself required.
+    if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
     if (token.rotated_at) {
       // C4.5 reuse detection: a rotated refresh token came back, so one of the two copies is
       // stolen; every token of the installation is revoked.
@@ -207,7 +215,6 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
       return new CommittedRefusal(badRequest('Refresh token was already used; all tokens of this installation are revoked'), token.installation_id);
     }
     if (token.status !== 'active') throw badRequest('Refresh token has been revoked');
-    if (token.grant_expires.getTime() <= now.getTime()) throw badRequest('Refresh token has expired; the merchant must re-authorise the app');
     await markRotated(tx, hash, now);
     return issueTokens(tx, { id: token.grant_id, expiresAt: token.grant_expires, scopes: token.scopes }, token.installation_id, now);
   });
