@@ -13,6 +13,7 @@ import { RunLogSchema, RunSchema } from './function-view.js';
 import { replayRun, tryFunction } from './function-try.js';
 import { ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from './runtime/index.js';
 import { nullable, StringEnum } from '../http/schemas.js';
+import { noStore } from '../surfaces/no-store.js';
 
 /** C11.7: what trying or replaying answers. */
 const OutcomeSchema = Type.Object({
@@ -33,6 +34,7 @@ const params = Type.Object({
 const status = Type.Optional(Type.String({ description: `${RUN_STATUSES.join(' or ')} (another value -> 400)` }));
 
 export async function functionRunRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance); // each run's checkout token (C11.5, a bearer secret, C15.1), the buyer's email and address
   const app = typed(instance);
 
   app.get('/apps/developer/:appId/functions/:handle/logs', {

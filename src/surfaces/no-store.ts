@@ -3,7 +3,9 @@
 // and `Pragma: no-cache` on the token endpoint's answers; the same holds for every other answer
 // that hands out a secret: an authorization code in a handoff URL, a session token, a platform JWT
 // (signup, login), an app's client secret (create, get, update, rotate), a webhook's signing secret
-// (API subscriptions, store webhooks), a checkout's token with the buyer's address.
+// (API subscriptions, store webhooks), a checkout's token with the buyer's address (the storefront's
+// checkout routes, and the developer's function logs and runs, which show each run's checkout).
+// test/no-store-sweep.test.ts finds every such route by its answer's fields and checks it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 function setNoStore(_request: FastifyRequest, reply: FastifyReply, done: () => void) {
