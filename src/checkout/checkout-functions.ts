@@ -138,10 +138,13 @@ export async function runCartFunctions(
 /**
  * The delivery-option functions (C11.4: whenever the rates are computed): the rates the checkout
  * offers. `checkout` is asked for only when a function runs (building the view costs a quote).
+ * Computed and none found (no zone or app has a rate for the address), they run all the same, on
+ * an empty `deliveryOptions`: C11.4 runs them whenever the rates are computed, and C11.5 records
+ * every run (a developer's log showed no run for such quotes).
  */
 export async function shapeRates(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, checkout: () => CheckoutView, rates: ShippingRate[]): Promise<ShippingRate[]> {
   const delivery = active.get(DELIVERY_TARGET) ?? [];
-  if (!delivery.length || !rates.length) return rates;
+  if (!delivery.length) return rates;
   const deliveryOptions = rates.map((r) => ({ handle: r.handle, title: r.title, price: r.price, code: r.code, source: r.source }));
   const outputs = await runTarget(deps, call, DELIVERY_TARGET, delivery, { checkout: checkout(), shop: call.shop, deliveryOptions });
   return applyTransforms(rates, outputs);

@@ -35,6 +35,11 @@ export interface PricedCheckout {
  * `catalog`: the lines' catalog facts when already read (`findCheckoutForQuote`).
  */
 export async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow, catalog?: (CatalogLine | null)[]): Promise<PricedCheckout> {
+  // A completed checkout is the record of its order (C15.1): priced as its order was, not from the
+  // catalog and the code of now (a price moved, a product archived, the code's last use taken by
+  // this very order), which showed another total than the order's and validation errors on a
+  // checkout nothing can change any more. Its functions' results are the completion's (stored with it).
+  if (row.completed_pricing) return pricedAs(row, row.completed_pricing.lines, [], row.completed_pricing.applied);
   const { lines, problems } = catalog ? priceFoundLines(row.line_items, catalog) : await priceLines(q, row.store_id, row.line_items);
   let applied: AppliedDiscount | null = null;
   if (row.discount_code) {
@@ -47,6 +52,10 @@ export async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow,
       problems.push({ message: `The discount code ${err.message.replace(/^discount_code /, '')}`, target: 'discount_code' });
     }
   }
+  return pricedAs(row, lines, problems, applied);
+}
+
+function pricedAs(row: CheckoutRow, lines: PricedLine[], problems: ValidationProblem[], applied: AppliedDiscount | null): PricedCheckout {
   const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
   return { row, lines, problems, applied, priceLines: priceLinesOf, step: hundredthsStep(row.currency) };
 }

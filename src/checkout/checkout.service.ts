@@ -155,6 +155,7 @@ export async function createCheckout(deps: Deps, storeURL: string, body: Checkou
     updated_at: now,
     function_results: null,
     rate_body_sha256: null,
+    completed_pricing: null,
   };
   await assertDiscountApplies(deps, deps.db, row);
   const active = byTarget(await activeStoreFunctions(deps.db, store.id));
@@ -355,7 +356,8 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   // C11.4: at completion every target's functions run again; their validation errors block it.
   const call = functionCall(store, row, token);
   const active = byTarget(functions);
-  const { results, state } = await withCartFunctions(deps, call, active, await pricedCheckout(deps, deps.db, row, catalog));
+  const priced = await pricedCheckout(deps, deps.db, row, catalog);
+  const { results, state } = await withCartFunctions(deps, call, active, priced);
   // Kept before anything can refuse the completion, so that a GET shows what refused it (C11.4).
   await keepLatestResults(deps, store, token, row, results);
   // Rates are asked outside the transaction: an app's answer can take seconds, a lock must not.
@@ -380,7 +382,8 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
         // two changes within one millisecond, or on a test clock that stands still, share it.)
         if (!sameBuyerChoices(locked, row)) throw new ChangedMeanwhile();
         const placed = await placeOrderInTx(deps, tx, store.id, input);
-        await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results);
+        // What the order was priced at, which the checkout, its record, keeps showing (C15.1).
+        await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results, { lines: priced.lines, applied: priced.applied });
         return placed;
       }, ORDER_TRANSACTION),
     );

@@ -14,8 +14,19 @@ import type { AnswersReadWithCheckout, StoredAnswerRow } from './rate-cache.js';
 import { zonesForCountry, type StoreConfigCache } from './store-config-cache.js';
 import { originJson, storeConfigAt } from './store-config.repo.js';
 import type { FunctionResults } from './checkout-functions.js';
+import type { PricedLine } from './checkout-lines.js';
+import type { AppliedDiscount } from '../orders/pricing.js';
 import type { StoreFunctionRow } from '../functions/functions.repo.js';
 import { erasedRuns } from '../functions/function-runs.repo.js';
+
+/**
+ * What a completed checkout was priced at (C15.1): its lines as priced from the catalog and its
+ * discount code as it applied when the order was taken. Read again, it is priced from these.
+ */
+export interface CompletedPricing {
+  lines: PricedLine[];
+  applied: AppliedDiscount | null;
+}
 
 /** A line as the buyer asked for it; priced from the catalog when read (checkout-lines.ts). */
 export interface AskedLine {
@@ -52,9 +63,11 @@ export interface CheckoutRow {
    * answers with the checkout. A hint only: a quote uses them when its own body hashes the same.
    */
   rate_body_sha256: string | null;
+  /** What the checkout was priced at when it was completed (C15.1; checkout-state.ts); null while open. */
+  completed_pricing: CompletedPricing | null;
 }
 
-const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb', function_results: 'jsonb' };
+const CASTS = { line_items: 'jsonb', shipping_address: 'jsonb', shipping_rate: 'jsonb', function_results: 'jsonb', completed_pricing: 'jsonb' };
 
 export async function insertCheckout(q: Queryable, row: CheckoutRow): Promise<void> {
   await insertRow(q, 'checkouts', { ...row }, { casts: CASTS, name: true });
@@ -243,8 +256,8 @@ export async function updateCheckout(q: Queryable, id: string, changes: Checkout
   return rows[0];
 }
 
-export async function markCompleted(q: Queryable, id: string, orderId: string, now: Date, functionResults: FunctionResults | null): Promise<CheckoutRow> {
-  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { order_id: orderId, completed_at: now, updated_at: now, function_results: functionResults }, { casts: CASTS, returning: '*' });
+export async function markCompleted(q: Queryable, id: string, orderId: string, now: Date, functionResults: FunctionResults | null, pricing: CompletedPricing): Promise<CheckoutRow> {
+  const { rows } = await updateRow<CheckoutRow>(q, 'checkouts', { id }, { order_id: orderId, completed_at: now, updated_at: now, function_results: functionResults, completed_pricing: pricing }, { casts: CASTS, returning: '*' });
   return rows[0];
 }
 
