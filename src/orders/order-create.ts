@@ -58,7 +58,7 @@ export async function checkDiscountCode(
       if (opts.checkout === 'sent') return applicable(d, d.type, ctx, refuse);
       throw refuse(opts.checkout === 'shown' ? 'is limited per customer: it applies once the checkout has an email' : 'is limited per customer and the order has no customer email');
     }
-    const used = await discountUsesBy(tx, storeId, d.code, { id: ctx.customerId, email: ctx.email });
+    const used = await discountUsesBy(tx, storeId, d, { id: ctx.customerId, email: ctx.email });
     if (used >= d.uses_per_customer) throw refuse('has already been used by this customer as often as allowed');
   }
   return applicable(d, d.type, ctx, refuse);
@@ -77,10 +77,14 @@ function applicable(d: DiscountRow, type: AppliedDiscount['type'], ctx: { lines:
   return { ...applied, id: d.id };
 }
 
-/** The discount code checked under its row lock, and its use counted: an order is being taken. */
-async function applyCheckoutDiscount(tx: Queryable, storeId: string, code: string, ctx: Parameters<typeof checkDiscountCode>[3]): Promise<AppliedDiscount> {
-  const { id, ...applied } = await checkDiscountCode(tx, storeId, code, ctx, { lock: true });
-  await countDiscountUse(tx, id);
+/**
+ * The discount code checked under its row lock, and its use counted: an order is being taken. The
+ * order keeps the discount's id in its snapshot (`orders.discount`), so a customer's uses are those
+ * of this discount whatever its code is called later (discountUsesBy).
+ */
+async function applyCheckoutDiscount(tx: Queryable, storeId: string, code: string, ctx: Parameters<typeof checkDiscountCode>[3]): Promise<AppliedDiscount & { id: string }> {
+  const applied = await checkDiscountCode(tx, storeId, code, ctx, { lock: true });
+  await countDiscountUse(tx, applied.id);
   return applied;
 }
 

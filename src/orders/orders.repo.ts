@@ -209,12 +209,19 @@ export async function takeOrderNumber(q: Queryable, storeId: string): Promise<{ 
   return rows[0] ?? null;
 }
 
-/** The store's orders that used discount `code` and belong to the customer (by id or email, case-insensitively). */
-export async function discountUsesBy(q: Queryable, storeId: string, code: string, customer: { id: string | null; email: string | null }): Promise<number> {
+/**
+ * The store's orders that used the discount and belong to the customer (by id or email,
+ * case-insensitively). An order names the discount by the id in its snapshot: a code can be renamed
+ * (`PUT /discounts/{id}`) and a freed code given to another discount, and `usesPerCustomer` counts
+ * the uses of the discount, not of a code text (C14.4). Orders taken before the snapshot held the id
+ * are matched by their code, as before.
+ */
+export async function discountUsesBy(q: Queryable, storeId: string, discount: { id: string; code: string }, customer: { id: string | null; email: string | null }): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM orders
-      WHERE store_id = $1 AND lower(discount_code) = lower($2) AND (customer_id = $3::uuid OR lower(email) = lower($4::text))`,
-    [storeId, code, customer.id, customer.email],
+      WHERE store_id = $1 AND (discount->>'id' = $5 OR (discount->>'id' IS NULL AND lower(discount_code) = lower($2)))
+        AND (customer_id = $3::uuid OR lower(email) = lower($4::text))`,
+    [storeId, discount.code, customer.id, customer.email, discount.id],
   );
   return rows[0].n;
 }

@@ -43,18 +43,25 @@ function targets(lines: StockLine[]): Target[] {
   return [...byKey.values()].sort((a, b) => (a.table === b.table ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.table === 'products' ? -1 : 1));
 }
 
+/**
+ * Stock columns are `integer`, and the merchant routes take stock up to this (src/catalog/input.ts).
+ * Giving stock back stops there: a restock after the merchant set a row at the top (C7.2) was an
+ * integer overflow, a 500 that left the order uncancellable with `restock: true`.
+ */
+const MAX_STOCK = 2_147_483_647;
+
 const SQL = {
   variants: {
     lock: 'SELECT 1 FROM variants WHERE id = $1 FOR UPDATE',
     take: 'UPDATE variants SET stock = stock - $2 WHERE id = $1 AND stock >= $2 RETURNING stock',
     left: 'SELECT stock AS n FROM variants WHERE id = $1',
-    give: 'UPDATE variants SET stock = stock + $2 WHERE id = $1',
+    give: `UPDATE variants SET stock = LEAST(stock::bigint + $2, ${MAX_STOCK}) WHERE id = $1`,
   },
   products: {
     lock: 'SELECT 1 FROM products WHERE id = $1 FOR UPDATE',
     take: 'UPDATE products SET inventory_quantity = inventory_quantity - $2 WHERE id = $1 AND inventory_quantity >= $2 RETURNING inventory_quantity',
     left: 'SELECT inventory_quantity AS n FROM products WHERE id = $1',
-    give: 'UPDATE products SET inventory_quantity = inventory_quantity + $2 WHERE id = $1',
+    give: `UPDATE products SET inventory_quantity = LEAST(inventory_quantity::bigint + $2, ${MAX_STOCK}) WHERE id = $1`,
   },
 } as const;
 
