@@ -528,6 +528,10 @@ describe('merchant pages: installed apps (C4.1, C4.7)', () => {
     const installationId = /\/dashboard\/store\/apps\/([0-9a-f-]+)\/uninstall/.exec(list.html)![1];
     const confirm = await browser.get(`/dashboard/store/apps/${installationId}/uninstall`);
     expect(confirm.html).toContain('Its access tokens stop working at once');
+    // Another store's merchant is told "not found" (the API's route says 403, C7.1), and nothing changes.
+    const { browser: stranger } = await merchantBrowser();
+    const strangerPage = await stranger.get('/dashboard/store/apps');
+    expect((await stranger.post(`/dashboard/store/apps/${installationId}/uninstall`, { _csrf: csrfOf(strangerPage.html) })).status).toBe(404);
     const done = await browser.post(`/dashboard/store/apps/${installationId}/uninstall`, { _csrf: csrfOf(confirm.html) });
     expect(done.location).toBe('/dashboard/store/apps?uninstalled=1');
     const after = await browser.get(done.location!);

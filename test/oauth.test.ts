@@ -514,10 +514,10 @@ describe('C4.7 uninstall and reinstall', () => {
     expectEnvelopeError(await h.req('DELETE', `/apps/installations/${s.installationId}`, { token: s.merchant.token }), 404);
   });
 
-  it('C4.7 another store\'s merchant -> 404, unknown id -> 404, partner -> 403, no token -> 401; the installation is untouched', async () => {
+  it('C4.7 another store\'s merchant -> 403 (C7.1), unknown id -> 404, partner -> 403, no token -> 401; the installation is untouched', async () => {
     const s = await storeWithApp(h);
     const other = await signupMerchant(h);
-    expectEnvelopeError(await h.req('DELETE', `/apps/installations/${s.installationId}`, { token: other.token }), 404);
+    expectEnvelopeError(await h.req('DELETE', `/apps/installations/${s.installationId}`, { token: other.token }), 403);
     expectEnvelopeError(await h.req('DELETE', `/apps/installations/${randomUUID()}`, { token: s.merchant.token }), 404);
     expectEnvelopeError(await h.req('DELETE', '/apps/installations/not-a-uuid', { token: s.merchant.token }), 404);
     expectEnvelopeError(await h.req('DELETE', `/apps/installations/${s.installationId}`, { token: s.partner.token }), 403);

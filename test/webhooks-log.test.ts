@@ -255,7 +255,9 @@ describe('C6.5 store-level webhooks (merchant JWT)', () => {
     expect((await h.req('POST', '/webhooks', { token: s.merchant.token, body: { topic: 'orders/create', address: 'mailto:x@example.com' } })).statusCode).toBe(422);
 
     const other = await webhookStore(h);
-    expect((await h.req('DELETE', `/webhooks/${webhook.id}`, { token: other.merchant.token })).statusCode).toBe(404);
+    // C7.1: another store's webhook is a 403, an unknown one a 404; neither deletes anything.
+    expect((await h.req('DELETE', `/webhooks/${webhook.id}`, { token: other.merchant.token })).statusCode).toBe(403);
+    expect((await h.req('DELETE', '/webhooks/0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b', { token: s.merchant.token })).statusCode).toBe(404);
     expect((await h.req('DELETE', `/webhooks/${webhook.id}`, { token: s.merchant.token })).statusCode).toBe(200);
     expect((await h.req('GET', '/webhooks', { token: s.merchant.token })).json().count).toBe(2);
   });

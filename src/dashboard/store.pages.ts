@@ -78,6 +78,9 @@ export async function storePages(instance: FastifyInstance, { deps }: { deps: De
   });
 
   app.post('/store/apps/:installationId/uninstall', { config: merchant, schema: { params: Type.Object({ installationId: Type.String() }), body: Csrf } }, async (request, reply) => {
+    // The dashboard's pages do not tell another store's installation from an unknown one (404), as
+    // its confirmation page does; the API's route answers 403 for it (C7.1).
+    await storeInstallation(deps, storeOf(request), request.params.installationId);
     await uninstall(deps, storeOf(request), request.params.installationId);
     return reply.redirect('/dashboard/store/apps?uninstalled=1', 303);
   });

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import type { Tx } from '../db/db.js';
 import { safeEqual, sha256Hex } from '../crypto.js';
-import { AppError, badRequest, notFound, unauthenticated } from '../http/errors.js';
+import { AppError, badRequest, forbidden, notFound, unauthenticated } from '../http/errors.js';
 import { randomToken, uuidv7, isUuid } from '../ids.js';
 import { findApp, findAppByClientId, type AppRow } from '../apps/apps.repo.js';
 import { findStore } from '../accounts/accounts.repo.js';
@@ -228,7 +228,10 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     // Locked first, as a code exchange locks it: an exchange in flight either finishes before this
     // (and its tokens are revoked below) or waits and finds its code expired.
     const installation = await lockInstallation(tx, installationId);
-    if (!installation || installation.store_id !== storeId || installation.status === 'uninstalled') throw notFound('Installation not found');
+    if (!installation) throw notFound('Installation not found');
+    // C7.1: another store's resource is a 403 on the merchant's routes (nothing is touched).
+    if (installation.store_id !== storeId) throw forbidden('This resource belongs to another store');
+    if (installation.status === 'uninstalled') throw notFound('Installation not found');
     await revokeInstallationTokens(tx, installationId, now);
     // A code handed off before the uninstall must not bring the app back: it expires now too.
     await expireUnusedCodes(tx, installationId, now);

@@ -182,5 +182,9 @@ export async function listStoreWebhooks(deps: Deps, storeId: string, page: { lim
 
 export async function deleteStoreWebhook(deps: Deps, storeId: string, id: string) {
   const deleted = isUuid(id) && (await deleteStoreWebhookRow(deps.db, storeId, id));
-  if (!deleted) throw notFound('Webhook not found');
+  if (deleted) return;
+  // C7.1: another store's resource is a 403 on the merchant's routes, an unknown one a 404.
+  const { rows } = isUuid(id) ? await deps.db.query('SELECT 1 FROM store_webhooks WHERE id = $1', [id]) : { rows: [] };
+  if (rows.length) throw forbidden('This resource belongs to another store');
+  throw notFound('Webhook not found');
 }
