@@ -83,3 +83,24 @@ describe('a restock never leaves the stock column (C7.2: restock returns stock o
     }
   });
 });
+
+describe('an update that cancels the order cannot pay it too (C7.2)', () => {
+  it('status canceled with a cash payment method: 400, and the order stays pending and unpaid', async () => {
+    const m = await signupMerchant(h);
+    const p = await shirt(m);
+    const created = await h.req('POST', '/orders', {
+      token: m.token,
+      body: {
+        customer: { email: `buyer-${unique()}@example.com` }, line_items: [{ product_id: p.product_id, variant_id: p.variants[0].id, quantity: 1 }],
+        shipping_address: { address1: '1 Main St', city: 'Town', country: 'US', zip: '10001' }, paymentMethod: 'cod',
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const { orderId } = created.json().data;
+    const both = await h.req('PUT', `/orders/update/${orderId}`, { token: m.token, body: { status: 'canceled', paymentMethod: 'cash' } });
+    expectEnvelopeError(both, 400);
+    expect(both.json().message).toBe('The order is canceled by this update; it cannot be paid as well');
+    const after = await h.req('PUT', `/orders/update/${orderId}`, { token: m.token, body: {} });
+    expect(after.json().data).toMatchObject({ status: 'pending', financialStatus: 'pending', paymentMethod: 'cod' });
+  });
+});

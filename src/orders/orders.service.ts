@@ -90,6 +90,8 @@ export async function updateOrder(deps: Deps, orderId: string, body: unknown, ac
       const owing = ['pending', 'partially_paid'].includes(financial);
       if ((CASH_OR_OFFLINE as readonly string[]).includes(input.paymentMethod) && owing) {
         if (order.status === 'canceled') throw badRequest('The order is canceled; it cannot be paid');
+        // Nor can the update that cancels it: the order would be canceled with the money taken.
+        if (input.status === 'canceled') throw badRequest('The order is canceled by this update; it cannot be paid as well');
         const total = (set.total_minor as number | undefined) ?? order.total_minor;
         const due = total - paid;
         if (due > 0) {
