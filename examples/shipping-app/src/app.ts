@@ -2,7 +2,7 @@
 //   GET  /auth       the install handoff (C4.2): checked, its code exchanged (C4.4), tokens kept
 //   POST /rates      live rate requests (C15.3): verified, answered with this app's two services
 //   POST /webhooks   orders/create (C8): an order shipped with this app's rate is fulfilled with tracking
-//   POST /gdpr       the three GDPR topics (C9): acknowledged, done, completed
+//   POST /gdpr       the three GDPR topics (C9): done, acknowledged, completed
 //   GET  /exports/:id  a customer's data export, the link a data request is completed with
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -116,7 +116,7 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     send(res, 200, 'ok');
   }
 
-  /** A GDPR request: answered at once (the answer acknowledges nothing, C9), then acknowledged, done and completed. */
+  /** A GDPR request: answered at once (the answer acknowledges nothing, C9), then done, acknowledged and completed. */
   async function gdpr(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const message = await receive(req);
     if (!message.ok) return sendRefusal(res, message);
@@ -128,7 +128,10 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   async function honour(message: WebhookMessage): Promise<void> {
     const { shop, gdprRequestId: requestId } = message;
     const client = clientFor(shop);
-    await acknowledgeGdprRequest(client, requestId!);
+    // The work first, whatever the platform answers after: the erasure is owed to the customer, not
+    // to the platform's bookkeeping. A final notice (C9.3: the webhook again, once the app missed
+    // the deadline) meets a 409 on acknowledge, and a store whose grant ended a 401; acknowledging
+    // first left the customer's data held in both cases.
     let dataExportUrl: string | undefined;
     if (message.topic === 'customers/data_request') {
       dataExportUrl = `${options.publicUrl}/exports/${shipments.prepareExport(shop, message.payload.customer)}`;
@@ -137,6 +140,7 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     } else if (message.topic === 'shop/redact') {
       shipments.eraseShop(shop);
     }
+    await acknowledgeGdprRequest(client, requestId!);
     await completeGdprRequest(client, requestId!, dataExportUrl ? { dataExportUrl } : {});
     // The store is gone: its tokens (and its client) go last, once they are no longer needed to complete.
     if (message.topic === 'shop/redact') {

@@ -111,6 +111,9 @@ function savedRequest(saved: any, path: string): { headers: Record<string, unkno
   if (!headers || typeof headers !== 'object' || Array.isArray(headers) || body === undefined) {
     throw new Error(`${path} holds no saved request: give { "headers": {...}, "body": "<the raw body>" } or a delivery from GET /apps/developer/{appId}/webhook-deliveries/{deliveryId}`);
   }
+  // A delivery older than the retention period keeps its record but not its bodies (C8.10):
+  // `requestBody` is null, which is no mistake of the developer's to correct.
+  if (body === null) throw new Error(`${path}: the delivery's request body is no longer kept (the platform prunes delivery bodies after its retention period, C8.10): there is nothing to verify`);
   // The signature is over the bytes sent: a body saved as parsed JSON can never verify.
   if (typeof body !== 'string') throw new Error(`${path}: "body" must be the raw body as one string (the bytes the platform signed), not parsed JSON`);
   return { headers, body };

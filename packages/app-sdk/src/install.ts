@@ -5,7 +5,7 @@
 // callers share one refresh and its result.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { assertSecret } from './signatures.js';
 
 /** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
@@ -174,12 +174,26 @@ export class MemoryTokenStore implements TokenStore {
 }
 
 /**
+ * The write queue of each token file, shared by every FileTokenStore of this process on that file.
+ * A queue per instance let two instances of one file (an app's `/auth` handler and its worker, or a
+ * store opened per request) write at once: both wrote the same temporary file, one rename failed
+ * (ENOENT), and a read-modify-write made before the other's rename lost that store's tokens.
+ */
+const fileQueues = new Map<string, { writing: Promise<void> }>();
+
+/**
  * Tokens in one JSON file (mode 0600), written whole to a temporary file and renamed, so a crash
- * never leaves half a file. For a single process; several processes need a shared store.
+ * never leaves half a file. For a single process (any number of instances of one file in it);
+ * several processes need a shared store.
  */
 export class FileTokenStore implements TokenStore {
-  private writing: Promise<void> = Promise.resolve();
-  constructor(private readonly path: string) {}
+  private readonly queue: { writing: Promise<void> };
+  constructor(private readonly path: string) {
+    const key = resolve(path);
+    let queue = fileQueues.get(key);
+    if (!queue) fileQueues.set(key, (queue = { writing: Promise.resolve() }));
+    this.queue = queue;
+  }
 
   private async readAll(): Promise<Record<string, Tokens>> {
     try {
@@ -191,7 +205,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private change(fn: (all: Record<string, Tokens>) => void): Promise<void> {
-    const write = this.writing.then(async () => {
+    const write = this.queue.writing.then(async () => {
       const all = await this.readAll();
       fn(all);
       await mkdir(dirname(this.path), { recursive: true });
@@ -201,12 +215,12 @@ export class FileTokenStore implements TokenStore {
     });
     // The failure is this write's caller's to see; the queue itself must not stay rejected, or one
     // failed write (a full disk for a moment) would fail every later get and set of the process.
-    this.writing = write.catch(() => undefined);
+    this.queue.writing = write.catch(() => undefined);
     return write;
   }
 
   async get(shop: string) {
-    await this.writing;
+    await this.queue.writing;
     return (await this.readAll())[shop] ?? null;
   }
   set(shop: string, tokens: Tokens) {
