@@ -62,7 +62,18 @@ async function main() {
   }
 
   const logger = (log = createLogger({ level: config.logLevel }));
-  const runtime: Runtime = await startRuntime(config, { log: logger });
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(config, { log: logger });
+  } catch (err) {
+    // A variable found wrong only once the database is open (SVC_SECRET against its data): said as
+    // any configuration error is (the runtime closed the database).
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) console.error(`Configuration error: ${problem}`);
+      process.exit(2);
+    }
+    throw err;
+  }
   const { deps } = runtime;
   let app: FastifyInstance | null = null;
   let scheduler: Scheduler | null = null;

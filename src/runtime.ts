@@ -26,6 +26,7 @@ import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
 import { RunRecorder } from './functions/run-recorder.js';
+import { checkSecret } from './platform/secret-check.js';
 
 export interface RuntimeOptions {
   db?: Db;
@@ -54,6 +55,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   let clockSync: { stop(): Promise<void> } | null = null;
   try {
     await migrate(db);
+    // C1.2: refused (a ConfigError naming SVC_SECRET) when this secret did not seal the database's data.
+    await checkSecret(db, new SecretBox(config.secret), config);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
     // A process's own test clock follows the offset the deployment's processes share; a clock the

@@ -6,7 +6,9 @@ import { codePoints } from '../text.js';
 
 export function refusal(env: Env, name: VariableName, reason: string): string {
   const value = present(env[name]);
-  return value === undefined ? `${name} is not set: ${reason}` : `${name}=${shown(name, value)}: ${reason}`;
+  if (value === undefined) return `${name} is not set: ${reason}`;
+  // Shown as it was checked: a verbatim value's length counts its spaces.
+  return `${name}=${shown(name, VARIABLES[name].verbatim ? env[name]! : value)}: ${reason}`;
 }
 
 function shown(name: VariableName, value: string): string {

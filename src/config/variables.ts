@@ -66,9 +66,11 @@ interface Variable {
   schema: z.ZodType;
   allowed: string;
   exposure?: Exposure;
+  /** Parsed as written, spaces at its ends included (a blank value is still unset). */
+  verbatim?: boolean;
 }
 
-const variable = <T extends z.ZodType>(allowed: string, schema: T, exposure: Exposure = 'plain') => ({ allowed, schema, exposure });
+const variable = <T extends z.ZodType>(allowed: string, schema: T, exposure: Exposure = 'plain', verbatim = false) => ({ allowed, schema, exposure, verbatim });
 
 export const VARIABLES = {
   NODE_ENV: variable('development, production or test', z.enum(['development', 'production', 'test'])),
@@ -82,7 +84,8 @@ export const VARIABLES = {
   SMTP_URL: variable('an smtp:// or smtps:// URL', z.url({ protocol: /^smtps?$/ }), 'url'),
   SVC_SECRET: variable(`at least ${MIN_SECRET_LENGTH} characters`, atLeastChars(MIN_SECRET_LENGTH), 'secret'),
   SVC_ADMIN_EMAIL: variable('an email address', z.email()),
-  SVC_ADMIN_PASSWORD: variable(`at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`, atLeastChars(MIN_ADMIN_PASSWORD_LENGTH), 'secret'),
+  // Verbatim: login compares a password as sent, spaces included, so a trimmed one would not log in (C1.2).
+  SVC_ADMIN_PASSWORD: variable(`at least ${MIN_ADMIN_PASSWORD_LENGTH} characters`, atLeastChars(MIN_ADMIN_PASSWORD_LENGTH), 'secret', true),
   SVC_SEED: variable('demo or none', z.enum(['demo', 'none'])),
   SVC_TEST_CLOCK: variable('a boolean: 1/0, true/false, on/off or yes/no', flag),
   SVC_ALLOW_PRIVATE_WEBHOOKS: variable('a boolean: 1/0, true/false, on/off or yes/no', flag),
@@ -112,9 +115,9 @@ export type Env = Record<string, string | undefined>;
 export function parseVariables(env: Env): { values: ParsedEnv; invalid: VariableName[] } {
   const values: Record<string, unknown> = {};
   const invalid: VariableName[] = [];
-  for (const [name, { schema }] of Object.entries(VARIABLES) as [VariableName, Variable][]) {
-    const raw = present(env[name]);
-    if (raw === undefined) continue;
+  for (const [name, { schema, verbatim }] of Object.entries(VARIABLES) as [VariableName, Variable][]) {
+    if (present(env[name]) === undefined) continue;
+    const raw = verbatim ? env[name]! : present(env[name])!;
     const result = schema.safeParse(raw);
     if (result.success) values[name] = result.data;
     else invalid.push(name);
