@@ -6,6 +6,9 @@
 // - TokenKeeper: when saving a refresh's tokens failed, they were dropped, and the next refresh
 //   presented the refresh token the platform had already rotated: reuse detection (C4.5) revoked
 //   the whole installation.
+// - FileTokenStore: two instances of one file in one process (an app's /auth handler and its
+//   worker) each had their own write queue: both wrote the same temporary file, one rename failed
+//   (ENOENT), and one store's tokens were lost.
 // - svc-app: an unknown option or a stray argument crashed (exit 1, no usage) where the README
 //   promises exit 2 on a usage error; an unreachable or wrong --base printed only undici's bare
 //   "fetch failed" or a JSON.parse error, naming neither the address nor the cause.
@@ -23,7 +26,7 @@ import { freePort, ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
 import { handoffFor, installedThroughSdk } from './helpers/sdk.js';
 import { main } from '../packages/app-sdk/src/cli.js';
-import { exchangeCode, FileTokenStore, MemoryTokenStore, refreshTokens, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
+import { createAppClient, exchangeCode, FileTokenStore, MemoryTokenStore, refreshTokens, TokenKeeper, verifyHandoff, type Tokens } from '../packages/app-sdk/src/index.js';
 
 let h: Harness;
 let base: string;
@@ -370,4 +373,25 @@ describe('packages/app-sdk/examples: the run line in each header works as writte
       }
     }, 40_000);
   }
+});
+
+describe('FileTokenStore: two stores of one file in one process', () => {
+  it('installs on two stores saved at once through two FileTokenStores of the same file both keep their tokens', async () => {
+    const one = await installedThroughSdk(h, base, ['read_orders']);
+    const two = await installedThroughSdk(h, base, ['read_orders']);
+    const path = join(tempDir('rv2-kit-'), 'tokens.json');
+    // As an app's /auth handler and its webhook worker might each make one (the README's
+    // `new FileTokenStore('./tokens.json')`), or an app opening the store per request.
+    await Promise.all([
+      new TokenKeeper(one.creds, new FileTokenStore(path)).install(one.handoff.shop, one.tokens),
+      new TokenKeeper(two.creds, new FileTokenStore(path)).install(two.handoff.shop, two.tokens),
+    ]);
+    expect(Object.keys(JSON.parse(readFileSync(path, 'utf8'))).sort()).toEqual([one.handoff.shop, two.handoff.shop].sort());
+    for (const s of [one, two]) {
+      const keeper = new TokenKeeper(s.creds, new FileTokenStore(path));
+      const api = createAppClient({ baseUrl: base, tokenProvider: () => keeper.accessToken(s.handoff.shop) });
+      const { response } = await api.GET('/api/v1/orders.json');
+      expect(response.status).toBe(200);
+    }
+  });
 });

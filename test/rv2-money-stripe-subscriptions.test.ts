@@ -3,13 +3,14 @@
 // plan's name or billing interval. The subscription's own events (customer.subscription.created,
 // .updated, .deleted) carry the price in full: C14.15 (`planName` is the price's nickname, else the
 // product name) and app-api.md's Subscription payload (`billingInterval`, `billingIntervalCount`)
-// are met from what those said.
+// are met from what those said. Also: `orderId` is "the order the subscription was created from,
+// stable for the subscription's life", though its metadata can be edited at Stripe later.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Harness } from './helpers/harness.js';
 import { events } from './helpers/events.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { webhookStore } from './fixtures/webhook-setup.js';
-import { event, signStripe } from './fixtures/webhook-stripe-events.js';
+import { event, invoiceEvent, signStripe, subscriptionEvent } from './fixtures/webhook-stripe-events.js';
 
 const SECRET = 'whsec_test_basil_0123456789';
 let h: Harness;
@@ -108,6 +109,25 @@ describe('app-api.md Subscription payload: a subscription that starts with a tri
       ['subscriptions/create', 'trialing', trialEnd, 0],
       ['subscriptions/update', 'active', trialEnd, 120],
       ['subscriptions/renew', 'active', trialEnd, 120],
+    ]);
+  });
+});
+
+describe('app-api.md Subscription payload: orderId is stable for the subscription\'s life', () => {
+  it('events after the create carry the create\'s order id, whatever order id their metadata names', async () => {
+    const s = await webhookStore(h);
+    const ref = { subscriptionId: `sub_oid_${Date.now().toString(36)}`, storeId: s.merchant.storeId, orderId: 'order-first' };
+    const edited = { ...ref, orderId: 'order-edited' };
+    expect((await post(invoiceEvent('invoice.paid', ref, { billingReason: 'subscription_create' }))).json().data.topic).toBe('subscriptions/create');
+    expect((await post(subscriptionEvent('customer.subscription.updated', edited, 'past_due'))).json().data.topic).toBe('subscriptions/update');
+    expect((await post(invoiceEvent('invoice.paid', edited, { billingReason: 'subscription_cycle', newShape: true }))).json().data.topic).toBe('subscriptions/renew');
+    expect((await post(subscriptionEvent('customer.subscription.deleted', edited, 'canceled'))).json().data.topic).toBe('subscriptions/cancelled');
+    const written = await events(h, s.merchant.storeId, 'subscriptions/');
+    expect(written.map((e) => [e.topic, e.payload.orderId])).toEqual([
+      ['subscriptions/create', 'order-first'],
+      ['subscriptions/update', 'order-first'],
+      ['subscriptions/renew', 'order-first'],
+      ['subscriptions/cancelled', 'order-first'],
     ]);
   });
 });
