@@ -133,6 +133,23 @@ describe('completion against a checkout changed meanwhile (C15.1)', () => {
       expect(done.json().data.order).toMatchObject({ email, financial_status: 'pending', note: 'leave at the door' });
     });
   });
+
+  it('a price that moved while it completed: the order and the completed checkout show the same figures', async () => {
+    await whileCompleting(async ({ s, product, token, completing }) => {
+      // The completion priced the lines at 10.00 before it asked the app; the merchant changes the
+      // price before its transaction places the order, which prices the lines again.
+      await h.db.query('UPDATE products SET price_minor = 1500 WHERE id = $1', [product.id]);
+      const done = await completing;
+      expect(done.statusCode, done.body).toBe(201);
+      const order = done.json().data.order;
+      expect(order).toMatchObject({ subtotal_price: '30.00', shipping_price: '7.00', total_price: '37.00' });
+      expect(order.line_items[0].price).toBe('15.00');
+      const after = (await read(s, token)).json().data.checkout;
+      expect(after.order_id).toBe(order.id);
+      expect(after).toMatchObject({ subtotal_price: order.subtotal_price, total_price: order.total_price, shipping_price: order.shipping_price });
+      expect(after.line_items.map((l: { price: string }) => l.price)).toEqual(['15.00']);
+    });
+  });
 });
 
 describe('a checkout past what an order can hold (C5.2, pricing.ts MAX_ORDER_MINOR)', () => {

@@ -15,7 +15,7 @@ import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { activeStoreFunctions } from '../functions/functions.repo.js';
 import { checkDiscountCode, ORDER_TRANSACTION, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
-import { orderView } from '../orders/order-view.js';
+import { orderView, type OrderRow } from '../orders/order-view.js';
 import { checkAskedLines, priceLines, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
@@ -344,6 +344,16 @@ async function repriceChosenRate(deps: Deps, store: CheckoutStore, token: string
   );
 }
 
+/** Whether the order placed shows what the checkout was priced at: each line, and every total. */
+function orderIsAsPriced(order: OrderRow, state: CheckoutState): boolean {
+  const { totals, lines } = state;
+  const sameLines = order.line_items.length === lines.length && order.line_items.every((l, i) =>
+    l.price_minor === lines[i].unitMinor && l.quantity === lines[i].quantity && l.title === lines[i].title && l.variant_title === lines[i].variantTitle && l.sku === lines[i].sku);
+  return sameLines &&
+    order.subtotal_minor === totals.subtotalMinor && order.discount_minor === totals.totalDiscountMinor &&
+    order.shipping_minor === totals.shippingMinor && order.tax_minor === totals.taxMinor && order.total_minor === totals.totalMinor;
+}
+
 /** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */
 class ChangedMeanwhile extends Error {}
 
@@ -382,6 +392,11 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
         // two changes within one millisecond, or on a test clock that stands still, share it.)
         if (!sameBuyerChoices(locked, row)) throw new ChangedMeanwhile();
         const placed = await placeOrderInTx(deps, tx, store.id, input);
+        // The order priced its lines and the code again, under its locks; the checkout's record
+        // below is what was priced before them. A price, a product or the code changed in between
+        // would have the completed checkout show other figures than its order: start over, priced
+        // as things now stand (rolled back, so nothing of this order remains).
+        if (!orderIsAsPriced(placed, state)) throw new ChangedMeanwhile();
         // What the order was priced at, which the checkout, its record, keeps showing (C15.1).
         await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results, { lines: priced.lines, applied: priced.applied });
         return placed;
