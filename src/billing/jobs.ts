@@ -7,10 +7,9 @@ import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
 import { runBillingCharges } from './charges.js';
 import { dispatchPayouts, runPayoutSweep } from '../payouts/payouts.js';
-import { utcDay } from './schedule.js';
+import { dayPeriod, runOncePerPeriod } from '../jobs/period-runs.js';
 
 const TICK_MS = 60_000;
-const STALE_RUN_MS = 3600_000;
 
 export function registerBillingJobs(deps: Deps): void {
   deps.jobs.register('billing-charges', () => runBillingCharges(deps));
@@ -22,21 +21,8 @@ export function registerBillingJobs(deps: Deps): void {
 }
 
 /** Run `job` once for the current UTC day (service clock), whichever process gets there first. */
-export async function runDaily(deps: Deps, job: string): Promise<boolean> {
-  const now = deps.clock.now();
-  const { rows } = await deps.db.query(
-    `INSERT INTO job_runs (job, period_key, started_at) VALUES ($1, $2, $3)
-     ON CONFLICT (job, period_key) DO UPDATE SET started_at = EXCLUDED.started_at
-       WHERE job_runs.finished_at IS NULL AND job_runs.started_at < $4
-     RETURNING 1`,
-    [job, `day:${utcDay(now)}`, now, new Date(now.getTime() - STALE_RUN_MS)],
-  );
-  if (!rows.length) return false;
-  const result = await deps.jobs.run(job);
-  await deps.db.query('UPDATE job_runs SET finished_at = $3, processed = $4 WHERE job = $1 AND period_key = $2', [
-    job, `day:${utcDay(now)}`, deps.clock.now(), result.processed,
-  ]);
-  return true;
+export function runDaily(deps: Deps, job: string): Promise<boolean> {
+  return runOncePerPeriod(deps, job, dayPeriod(deps.clock.now()), async () => (await deps.jobs.run(job)).processed);
 }
 
 /**

@@ -77,8 +77,3 @@ export function nextInstant(schedule: PayoutSchedule, createdAt: Date, now: Date
   if (from.getTime() < first) return new Date(first);
   return new Date(first + (Math.floor((from.getTime() - first) / (14 * DAY_MS)) + 1) * 14 * DAY_MS);
 }
-
-/** `YYYY-MM-DD` of `now` in UTC: the period key of daily scheduled runs. */
-export function utcDay(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}

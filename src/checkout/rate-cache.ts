@@ -5,6 +5,7 @@
 import type { Db } from '../db/db.js';
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
+import { hourPeriod, runOncePerPeriod } from '../jobs/period-runs.js';
 import type { AppRate } from './rate-reply.js';
 import type { MemoAnswer } from './rate-memo.js';
 
@@ -122,13 +123,10 @@ export function registerShippingRateJobs(deps: Deps): void {
  * Once per UTC hour of the service clock, recorded in job_runs so several workers, or a restart,
  * purge one hour once (design.md). Expired rows are never read, so an hour's delay costs only space.
  */
+export function runHourlyRatePurge(deps: Deps): Promise<boolean> {
+  return runOncePerPeriod(deps, 'shipping-rate-cache', hourPeriod(deps.clock.now()), async () => (await deps.jobs.run('shipping-rate-cache')).processed);
+}
+
 export function scheduleShippingRateWorkers(deps: Deps, scheduler: Scheduler): void {
-  scheduler.every('shipping-rate-cache', 60_000, async () => {
-    const now = deps.clock.now();
-    const { rowCount } = await deps.db.query(
-      `INSERT INTO job_runs (job, period_key, started_at) VALUES ('shipping-rate-cache', $1, $2) ON CONFLICT DO NOTHING`,
-      [now.toISOString().slice(0, 13), now],
-    );
-    if (rowCount) await deps.jobs.run('shipping-rate-cache');
-  });
+  scheduler.every('shipping-rate-cache', 60_000, () => runHourlyRatePurge(deps));
 }

@@ -20,7 +20,7 @@ import { createGdprDeliveries, gdprAppsById } from './gdpr.deliveries.js';
 import { settleRequest } from './gdpr.state.js';
 import { recoverDispatches } from './gdpr.dispatch.js';
 
-export function utcDay(d: Date): string {
+function utcDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }
 

@@ -4,34 +4,20 @@
 // left unfinished by a dead process is taken over after an hour); and the dispatch recovery.
 import type { Deps } from '../deps.js';
 import type { Scheduler } from '../jobs/scheduler.js';
-import { runGdprDeadlines, utcDay } from './gdpr.deadlines.js';
+import { runGdprDeadlines } from './gdpr.deadlines.js';
+import { dayPeriod, runOncePerPeriod } from '../jobs/period-runs.js';
 import { recoverDispatches } from './gdpr.dispatch.js';
 
 export const GDPR_DEADLINES_JOB = 'gdpr-deadlines';
 const TICK_MS = 60_000;
-const STALE_RUN_MS = 3600_000;
 
 export function registerGdprJobs(deps: Deps): void {
   deps.jobs.register(GDPR_DEADLINES_JOB, () => runGdprDeadlines(deps));
 }
 
 /** Runs the deadline job if no process has run (or is running) it for the current UTC day. */
-export async function runDailyDeadlines(deps: Deps): Promise<boolean> {
-  const now = deps.clock.now();
-  const key = `day:${utcDay(now)}`;
-  const { rows } = await deps.db.query(
-    `INSERT INTO job_runs (job, period_key, started_at) VALUES ($1, $2, $3)
-     ON CONFLICT (job, period_key) DO UPDATE SET started_at = EXCLUDED.started_at
-       WHERE job_runs.finished_at IS NULL AND job_runs.started_at < $4
-     RETURNING 1`,
-    [GDPR_DEADLINES_JOB, key, now, new Date(now.getTime() - STALE_RUN_MS)],
-  );
-  if (!rows.length) return false;
-  const result = await deps.jobs.run(GDPR_DEADLINES_JOB);
-  await deps.db.query('UPDATE job_runs SET finished_at = $3, processed = $4 WHERE job = $1 AND period_key = $2', [
-    GDPR_DEADLINES_JOB, key, deps.clock.now(), result.processed,
-  ]);
-  return true;
+export function runDailyDeadlines(deps: Deps): Promise<boolean> {
+  return runOncePerPeriod(deps, GDPR_DEADLINES_JOB, dayPeriod(deps.clock.now()), async () => (await deps.jobs.run(GDPR_DEADLINES_JOB)).processed);
 }
 
 export function scheduleGdprWorkers(deps: Deps, scheduler: Scheduler): void {

@@ -2,6 +2,7 @@
 // SVC_DELIVERY_RETENTION_DAYS; the delivery record, its status and its attempt history stay.
 import type { Deps } from '../deps.js';
 import { deleteRunsBefore } from '../functions/function-runs.repo.js';
+import { hourPeriod, runOncePerPeriod } from '../jobs/period-runs.js';
 
 const PRUNE_BATCH = 5000;
 const DAY_MS = 86_400_000;
@@ -75,16 +76,6 @@ export async function applyRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>
  * The scheduled run: once per UTC hour of the service clock, recorded in job_runs so that several
  * workers, or a restart, run one hour once (design.md).
  */
-export async function runScheduledRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<void> {
-  const now = deps.clock.now();
-  const period = now.toISOString().slice(0, 13);
-  const { rowCount } = await deps.db.query(
-    `INSERT INTO job_runs (job, period_key, started_at) VALUES ('webhook-retention', $1, $2) ON CONFLICT DO NOTHING`,
-    [period, now],
-  );
-  if (!rowCount) return;
-  const processed = await applyRetention(deps);
-  await deps.db.query(`UPDATE job_runs SET finished_at = $3, processed = $4 WHERE job = 'webhook-retention' AND period_key = $1 AND started_at = $2`, [
-    period, now, deps.clock.now(), processed,
-  ]);
+export function runScheduledRetention(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<boolean> {
+  return runOncePerPeriod(deps, 'webhook-retention', hourPeriod(deps.clock.now()), () => applyRetention(deps));
 }
