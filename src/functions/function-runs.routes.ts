@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
-import { envelopeListOf, envelopeOf, Id, PagingQuery, pagedQuery } from '../http/schemas.js';
+import { envelopeListOf, envelopeOf, Id, PagingQuery, pagedQuery, withFilters } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { RUN_STATUSES } from './function-runs.repo.js';
 import { ALL_FUNCTIONS, functionLogs, functionRuns } from './function-runs.js';
@@ -52,7 +52,7 @@ export async function functionRunRoutes(instance: FastifyInstance, { deps }: { d
   app.get('/apps/developer/:appId/functions/:handle/runs', {
     schema: {
       tags, params, summary: "The function's newest runs, whole: input and output (C11.6)",
-      querystring: Type.Object({ limit: PagingQuery.properties.limit, status }),
+      querystring: withFilters(Type.Object({ limit: PagingQuery.properties.limit, status }), ['status']),
       response: { 200: envelopeOf(Type.Object({ runs: Type.Array(RunSchema) })) },
     },
   }, async (request) => {

@@ -4,7 +4,7 @@
 // request with them (src/http/validation.ts), serialises the response through them
 // (src/http/serialization.ts), the type provider types the handler from them (src/http/typed.ts),
 // and the API reference is generated from them.
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
 
 /**
  * `schema` or null, written as a type list (`type: ['string', 'null']`) rather than `anyOf`: the
@@ -49,10 +49,27 @@ export const PagingQuery = Type.Object({
   limit: Type.Optional(pageNumber('results per page (default 50, at most 250; a larger value is clamped)')),
 });
 
-/** The paging query with a route's own filters: `pagedQuery({ status: Type.Optional(...) })`. */
+/**
+ * The paging query with a route's own filters: `pagedQuery({ status: Type.Optional(...) })`. A
+ * filter sent blank (`?status=`, or only spaces: what a form's "All" choice sends) is no filter,
+ * on every list alike: its key is dropped before validation (validation.ts, `x-blank-is-absent`).
+ */
 export function pagedQuery<P extends Record<string, TSchema>>(filters: P) {
-  return Type.Object({ ...PagingQuery.properties, ...filters });
+  return withFilters(Type.Object({ ...PagingQuery.properties, ...filters }), Object.keys(filters));
 }
+
+/**
+ * A list's query whose `filters` count as not sent when blank (see `pagedQuery`). Each filter says
+ * so in its own schema too, an OpenAPI extension, so the API reference shows it per parameter.
+ */
+export function withFilters<T extends TObject>(query: T, filters: string[]): T {
+  const properties = { ...query.properties };
+  for (const key of filters) properties[key] = { ...properties[key], [BLANK_IS_ABSENT]: true };
+  return { ...query, properties, [BLANK_IS_ABSENT]: filters };
+}
+
+/** The query schema's list of filters a blank value leaves out; `true` on each filter's own schema. */
+export const BLANK_IS_ABSENT = 'x-blank-is-absent';
 
 const Pagination = Type.Object({
   page: Type.Integer(),

@@ -17,6 +17,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
 import { AppError, badRequest } from './errors.js';
 import { childPath, pointerPath } from './field-path.js';
+import { BLANK_IS_ABSENT } from './schemas.js';
 
 // ajv-formats is CommonJS: its default export is the function under `default` when imported from ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -42,7 +43,9 @@ const bodyAjv = makeAjv(false);
 export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
   const validate = ajv.compile(schema as object);
+  const blankFilters = httpPart === 'querystring' ? (schema as Schema)[BLANK_IS_ABSENT] as string[] | undefined : undefined;
   const check = (data: unknown) => {
+    if (blankFilters) dropBlankFilters(data as Record<string, unknown>, blankFilters);
     const ok = validate(data);
     if (!ok && validate.errors) check.errors = validate.errors.map((error) => claimedBy(schema as Schema, error));
     return ok;
@@ -52,6 +55,14 @@ export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema,
 };
 
 type Schema = Record<string, any>;
+
+/** A list filter sent blank is no filter (schemas.ts `pagedQuery`): left out of the query the handler sees. */
+function dropBlankFilters(query: Record<string, unknown>, filters: string[]): void {
+  for (const key of filters) {
+    const value = query[key];
+    if (typeof value === 'string' && value.trim() === '') delete query[key];
+  }
+}
 
 /**
  * A schema's `x-error` speaks for everything beneath it: a failure inside `tags` (say
