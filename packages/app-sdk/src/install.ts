@@ -7,6 +7,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { assertSecret } from './signatures.js';
+import { KeyedQueue, withLockFile } from './locks.js';
 
 /** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
 export const HANDOFF_MAX_AGE_SECONDS = 600;
@@ -158,10 +159,23 @@ export interface TokenStore {
   get(shop: string): Promise<Tokens | null>;
   set(shop: string, tokens: Tokens): Promise<void>;
   delete(shop: string): Promise<void>;
+  /**
+   * Runs `work` while no other `lock` of this shop runs on the store, wherever the store is shared
+   * (other instances, other processes): `TokenKeeper` refreshes under it, after reading the store
+   * again, so two keepers never present one refresh token twice (C4.5 reuse detection revokes the
+   * installation). A store shared by several processes (a database) should offer it, e.g. with a
+   * row lock or an advisory lock held for the length of `work`. Without it, only the refreshes of
+   * one keeper are single-flight.
+   */
+  lock?<T>(shop: string, work: () => Promise<T>): Promise<T>;
 }
 
 export class MemoryTokenStore implements TokenStore {
   private readonly byShop = new Map<string, Tokens>();
+  private readonly locks = new KeyedQueue();
+  lock<T>(shop: string, work: () => Promise<T>): Promise<T> {
+    return this.locks.run(shop, work);
+  }
   async get(shop: string) {
     return this.byShop.get(shop) ?? null;
   }
@@ -179,20 +193,26 @@ export class MemoryTokenStore implements TokenStore {
  * store opened per request) write at once: both wrote the same temporary file, one rename failed
  * (ENOENT), and a read-modify-write made before the other's rename lost that store's tokens.
  */
-const fileQueues = new Map<string, { writing: Promise<void> }>();
+const fileQueues = new Map<string, { writing: Promise<void>; locks: KeyedQueue }>();
 
 /**
  * Tokens in one JSON file (mode 0600), written whole to a temporary file and renamed, so a crash
- * never leaves half a file. For a single process (any number of instances of one file in it);
- * several processes need a shared store.
+ * never leaves half a file. Any number of instances of one file in a process write one after the
+ * other. Its `lock` also holds `<file>.lock` (withLockFile), so the processes of one host sharing
+ * the file refresh a store's tokens one at a time; processes on several hosts need a shared store.
  */
 export class FileTokenStore implements TokenStore {
-  private readonly queue: { writing: Promise<void> };
+  private readonly queue: { writing: Promise<void>; locks: KeyedQueue };
   constructor(private readonly path: string) {
     const key = resolve(path);
     let queue = fileQueues.get(key);
-    if (!queue) fileQueues.set(key, (queue = { writing: Promise.resolve() }));
+    if (!queue) fileQueues.set(key, (queue = { writing: Promise.resolve(), locks: new KeyedQueue() }));
     this.queue = queue;
+  }
+
+  /** This process's callers queue per shop; then the lock file, one holder per file across processes. */
+  lock<T>(shop: string, work: () => Promise<T>): Promise<T> {
+    return this.queue.locks.run(shop, () => withLockFile(`${this.path}.lock`, work));
   }
 
   private async readAll(): Promise<Record<string, Tokens>> {
@@ -365,36 +385,57 @@ export class TokenKeeper {
   }
 
   async accessToken(shop: string): Promise<string> {
-    const now = this.options.now ?? Date.now;
     const tokens = await this.current(shop, this.generationOf(shop));
     if (!tokens) throw notInstalled(shop);
-    if (tokens.accessExpiresAt - (this.options.marginMs ?? 60_000) > now()) return tokens.accessToken;
+    if (this.fresh(tokens)) return tokens.accessToken;
     return (await this.refresh(shop)).accessToken;
   }
 
-  /** Refreshes now (single-flight per store): e.g. after a 401 on a token that should still live. */
+  private fresh(tokens: Tokens): boolean {
+    return tokens.accessExpiresAt - (this.options.marginMs ?? 60_000) > (this.options.now ?? Date.now)();
+  }
+
+  /** The store's `lock` for the shop when it has one (see `TokenStore.lock`). */
+  private locked<T>(shop: string, work: () => Promise<T>): Promise<T> {
+    return this.store.lock ? this.store.lock(shop, work) : work();
+  }
+
+  /**
+   * Refreshes now (single-flight per store, and under the store's `lock` across keepers): e.g.
+   * after a 401 on a token that should still live. When another keeper refreshed while this one
+   * waited for the lock, its tokens (saved in the store) are the answer, and nothing is sent.
+   */
   refresh(shop: string): Promise<Tokens> {
     const running = this.inFlight.get(shop);
     if (running) return running;
     const gen = this.generationOf(shop);
     const job = (async () => {
-      const current = await this.current(shop, gen);
-      if (!current) throw notInstalled(shop);
-      const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
-      try {
-        await this.save(shop, next, gen);
-        this.unsaved.delete(shop);
-      } catch (err) {
-        // The caller sees the failure; the new tokens are kept (see `unsaved`), not lost, unless
-        // the store was forgotten or installed again meanwhile: then they belong to nobody.
-        if (this.generationOf(shop) === gen) this.unsaved.set(shop, next);
-        throw err;
-      }
-      return next;
+      const seen = await this.current(shop, gen);
+      if (!seen) throw notInstalled(shop);
+      return this.locked(shop, () => this.refreshLocked(shop, gen, seen));
     })().finally(() => {
       if (this.inFlight.get(shop) === job) this.inFlight.delete(shop);
     });
     this.inFlight.set(shop, job);
     return job;
+  }
+
+  private async refreshLocked(shop: string, gen: number, seen: Tokens): Promise<Tokens> {
+    const current = await this.current(shop, gen);
+    if (!current) throw notInstalled(shop);
+    // Another keeper refreshed (and saved) since `seen` was read: its refresh token is the live one,
+    // `seen`'s is spent. Its access token is used as it is, unless it is itself about to expire.
+    if (current.refreshToken !== seen.refreshToken && this.fresh(current)) return current;
+    const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
+    try {
+      await this.save(shop, next, gen);
+      this.unsaved.delete(shop);
+    } catch (err) {
+      // The caller sees the failure; the new tokens are kept (see `unsaved`), not lost, unless
+      // the store was forgotten or installed again meanwhile: then they belong to nobody.
+      if (this.generationOf(shop) === gen) this.unsaved.set(shop, next);
+      throw err;
+    }
+    return next;
   }
 }

@@ -1,0 +1,112 @@
+// Several TokenKeepers of one installation (two instances in an app, or two processes of it on one
+// token file) whose access token expires at the same moment. Each refreshed on its own: the second
+// presented the refresh token the first had just rotated, and the platform's reuse detection
+// (C4.5) revoked the whole installation. Now a keeper refreshes under its store's `lock` after
+// reading the store again, and takes the other keeper's new tokens instead of refreshing twice.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
+import { ROOT } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
+import { installedThroughSdk } from './helpers/sdk.js';
+import { FileTokenStore, MemoryTokenStore, TokenKeeper, type TokenStore } from '../packages/app-sdk/src/index.js';
+import { withLockFile } from '../packages/app-sdk/src/locks.js';
+
+let h: Harness;
+let base: string;
+beforeAll(async () => {
+  h = await createHarness();
+  base = await listenOnLoopback(h);
+});
+afterAll(() => h?.close());
+
+/** The keepers' clock, a day and an hour ahead: every token they hold has expired for them. */
+const later = () => Date.now() + 25 * 3600_000;
+
+async function apiStatus(token: string): Promise<number> {
+  return (await fetch(`${base}/api/v1/products.json`, { headers: { authorization: `Bearer ${token}` } })).status;
+}
+
+/** An installation whose tokens are saved in `store`, and how many refreshes the platform answered. */
+async function installedIn(store: TokenStore) {
+  const s = await installedThroughSdk(h, base, ['read_products']);
+  await new TokenKeeper(s.creds, store).install(s.handoff.shop, s.tokens);
+  return s;
+}
+
+describe('two TokenKeepers of one store refresh an expired token at once (C4.5)', () => {
+  it.each([
+    ['one MemoryTokenStore', () => { const one = new MemoryTokenStore(); return () => one; }],
+    ['two FileTokenStores of one file', () => { const path = join(tempDir('svc-sdk-shared-'), 'tokens.json'); return () => new FileTokenStore(path); }],
+  ])('%s: one refresh, both keepers get its token, the installation keeps working', async (_name, storeFactory) => {
+    const storeOf = storeFactory();
+    const s = await installedIn(storeOf());
+    const keepers = [new TokenKeeper(s.creds, storeOf(), { now: later }), new TokenKeeper(s.creds, storeOf(), { now: later })];
+    const tokens = await Promise.all(keepers.map((k) => k.accessToken(s.handoff.shop)));
+    expect(tokens[0]).not.toBe(s.tokens.accessToken);
+    expect(tokens[1]).toBe(tokens[0]);
+    expect(await apiStatus(tokens[0])).toBe(200);
+    // Refreshing again later still works: the refresh token in the store is the live one.
+    const again = await keepers[1].refresh(s.handoff.shop);
+    expect(await apiStatus(again.accessToken)).toBe(200);
+  });
+
+  it('two processes on one token file: one refresh between them, and the installation keeps working', async () => {
+    const dir = tempDir('svc-sdk-procs-');
+    const path = join(dir, 'tokens.json');
+    const s = await installedIn(new FileTokenStore(path));
+    const script = join(dir, 'refresh.mts');
+    const sdk = join(ROOT, 'packages/app-sdk/src/index.ts');
+    writeFileSync(script, `
+      import { FileTokenStore, TokenKeeper } from ${JSON.stringify(sdk)};
+      const [path, shop, creds] = [process.argv[2], process.argv[3], JSON.parse(process.argv[4])];
+      const keeper = new TokenKeeper(creds, new FileTokenStore(path), { now: () => Date.now() + 25 * 3600_000 });
+      // Both processes start their refresh at the same instant.
+      await new Promise((r) => setTimeout(r, Number(process.argv[5]) - Date.now()));
+      process.stdout.write(await keeper.accessToken(shop));
+    `);
+    const at = Date.now() + 3000; // past both processes' start, even on a loaded machine
+    const run = () => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, path, s.handoff.shop, JSON.stringify(s.creds), String(at)], { cwd: ROOT });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      child.on('close', (code) => resolve({ code, out, err }));
+    });
+    const [a, b] = await Promise.all([run(), run()]);
+    expect(a.code, a.err).toBe(0);
+    expect(b.code, b.err).toBe(0);
+    expect(b.out).toBe(a.out);
+    expect(JSON.parse(readFileSync(path, 'utf8'))[s.handoff.shop].accessToken).toBe(a.out);
+    expect(await apiStatus(a.out)).toBe(200);
+  });
+});
+
+describe('the lock file (withLockFile)', () => {
+  it('holds other holders off until released, and a lock its dead holder left is taken over once stale', async () => {
+    const lock = join(tempDir('svc-sdk-lock-'), 'tokens.json.lock');
+    const order: string[] = [];
+    let release!: () => void;
+    const first = withLockFile(lock, async () => {
+      order.push('first in');
+      await new Promise<void>((r) => (release = r));
+      order.push('first out');
+    });
+    while (!order.length) await new Promise((r) => setTimeout(r, 5));
+    const second = withLockFile(lock, async () => void order.push('second in'));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(order).toEqual(['first in']);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first in', 'first out', 'second in']);
+
+    // Left behind by a process that died holding it: taken over once older than the stale age.
+    writeFileSync(lock, '999999\n');
+    const started = Date.now();
+    await withLockFile(lock, async () => undefined, 200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+});
