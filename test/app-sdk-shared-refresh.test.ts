@@ -3,6 +3,9 @@
 // presented the refresh token the first had just rotated, and the platform's reuse detection
 // (C4.5) revoked the whole installation. Now a keeper refreshes under its store's `lock` after
 // reading the store again, and takes the other keeper's new tokens instead of refreshing twice.
+// The same for a handoff: a process that had not exchanged its code itself (another process, or
+// the app restarted within the code's 10 minutes) sent it again on a reload of `/auth`, and the
+// platform revoked the tokens the code gave (C4.4). The tokens now keep the code's hash.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
 import { ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
-import { installedThroughSdk } from './helpers/sdk.js';
+import { handoffFor, installedThroughSdk } from './helpers/sdk.js';
+import { createTestApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { FileTokenStore, MemoryTokenStore, TokenKeeper, type TokenStore } from '../packages/app-sdk/src/index.js';
 import { withLockFile } from '../packages/app-sdk/src/locks.js';
 
@@ -36,6 +40,21 @@ async function installedIn(store: TokenStore) {
   return s;
 }
 
+/** Runs `body` (TypeScript, top-level await) in a new Node process with the SDK as `sdk`; its exit code and output. */
+function runInProcess(body: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const dir = tempDir('svc-sdk-procs-');
+  const script = join(dir, 'script.mts');
+  writeFileSync(script, `import * as sdk from ${JSON.stringify(join(ROOT, 'packages/app-sdk/src/index.ts'))};\n${body}`);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, ...args], { cwd: ROOT });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
 describe('two TokenKeepers of one store refresh an expired token at once (C4.5)', () => {
   it.each([
     ['one MemoryTokenStore', () => { const one = new MemoryTokenStore(); return () => one; }],
@@ -54,34 +73,60 @@ describe('two TokenKeepers of one store refresh an expired token at once (C4.5)'
   });
 
   it('two processes on one token file: one refresh between them, and the installation keeps working', async () => {
-    const dir = tempDir('svc-sdk-procs-');
-    const path = join(dir, 'tokens.json');
+    const path = join(tempDir('svc-sdk-procs-'), 'tokens.json');
     const s = await installedIn(new FileTokenStore(path));
-    const script = join(dir, 'refresh.mts');
-    const sdk = join(ROOT, 'packages/app-sdk/src/index.ts');
-    writeFileSync(script, `
-      import { FileTokenStore, TokenKeeper } from ${JSON.stringify(sdk)};
-      const [path, shop, creds] = [process.argv[2], process.argv[3], JSON.parse(process.argv[4])];
-      const keeper = new TokenKeeper(creds, new FileTokenStore(path), { now: () => Date.now() + 25 * 3600_000 });
-      // Both processes start their refresh at the same instant.
-      await new Promise((r) => setTimeout(r, Number(process.argv[5]) - Date.now()));
-      process.stdout.write(await keeper.accessToken(shop));
-    `);
     const at = Date.now() + 3000; // past both processes' start, even on a loaded machine
-    const run = () => new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, path, s.handoff.shop, JSON.stringify(s.creds), String(at)], { cwd: ROOT });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.stderr.on('data', (d) => (err += d));
-      child.on('close', (code) => resolve({ code, out, err }));
-    });
+    const run = () => runInProcess(`
+      const [path, shop, creds, at] = [process.argv[2], process.argv[3], JSON.parse(process.argv[4]), Number(process.argv[5])];
+      const keeper = new sdk.TokenKeeper(creds, new sdk.FileTokenStore(path), { now: () => Date.now() + 25 * 3600_000 });
+      await new Promise((r) => setTimeout(r, at - Date.now())); // both start their refresh at one instant
+      process.stdout.write(await keeper.accessToken(shop));
+    `, [path, s.handoff.shop, JSON.stringify(s.creds), String(at)]);
     const [a, b] = await Promise.all([run(), run()]);
     expect(a.code, a.err).toBe(0);
     expect(b.code, b.err).toBe(0);
     expect(b.out).toBe(a.out);
     expect(JSON.parse(readFileSync(path, 'utf8'))[s.handoff.shop].accessToken).toBe(a.out);
     expect(await apiStatus(a.out)).toBe(200);
+  });
+});
+
+describe('a handoff seen again by a process that did not exchange it (C4.4)', () => {
+  it('after a restart (a new process on the token file), a reload of /auth sends nothing and the tokens keep working', async () => {
+    const merchant = await signupMerchant(h);
+    const partner = await signupPartner(h);
+    const app = await createTestApp(h, partner.token, { scopes: ['read_products'] });
+    const creds = { baseUrl: base, clientId: app.clientId, clientSecret: app.clientSecret };
+    const query = (await handoffFor(h, merchant, app)).toString();
+    const path = join(tempDir('svc-sdk-restart-'), 'tokens.json');
+    // The app's /auth, as the example app runs it, in a process of its own each time.
+    const auth = () => runInProcess(`
+      const [path, creds, query] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];
+      const handoff = sdk.verifyHandoff(query, creds.clientSecret);
+      if (!handoff.ok) throw new Error(handoff.reason);
+      const keeper = new sdk.TokenKeeper(creds, new sdk.FileTokenStore(path));
+      try {
+        await keeper.installFromHandoff(handoff);
+        process.stdout.write('installed');
+      } catch (err) {
+        if (!(err instanceof sdk.CodeAlreadyExchangedError)) throw err;
+        process.stdout.write('already installed');
+      }
+    `, [path, JSON.stringify(creds), query]);
+    const first = await auth();
+    expect(first.code, first.err).toBe(0);
+    expect(first.out).toBe('installed');
+    const saved = JSON.parse(readFileSync(path, 'utf8'))[merchant.slug];
+    expect(saved.codeSha256).toMatch(/^[\w-]{43}$/);
+    const reload = await auth();
+    expect(reload.code, reload.err).toBe(0);
+    expect(reload.out).toBe('already installed');
+    expect(await apiStatus(saved.accessToken)).toBe(200);
+    // Refreshed tokens keep the code's hash: a reload after a refresh is still a reload.
+    const refreshed = await new TokenKeeper(creds, new FileTokenStore(path)).refresh(merchant.slug);
+    expect(refreshed.codeSha256).toBe(saved.codeSha256);
+    expect((await auth()).out).toBe('already installed');
+    expect(await apiStatus(refreshed.accessToken)).toBe(200);
   });
 });
 

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
-  acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, exchangeCode, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
+  acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
   type AppClient, type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
 } from '@svc/app-sdk';
 import { quote } from './rates.js';
@@ -62,11 +62,12 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     const handoff = verifyHandoff(new URL(req.url!, 'http://app').searchParams, app.clientSecret);
     if (!handoff.ok) return send(res, 401, `Refused: ${handoff.reason}\n`);
     try {
-      await keeper.install(handoff.shop, await exchangeCode(app, handoff));
+      await keeper.installFromHandoff(handoff);
       log(`installed on ${handoff.shop}`);
     } catch (err) {
-      // The merchant reloaded the page: the code was exchanged already, and presenting it again
-      // would have the platform revoke the tokens it gave (C4.4). The installation stands.
+      // The merchant reloaded the page (before or after a restart of the app: the token file knows
+      // the code): it was exchanged already, and presenting it again would have the platform
+      // revoke the tokens it gave (C4.4). The installation stands.
       if (!(err instanceof CodeAlreadyExchangedError)) throw err;
     }
     send(res, 200, `Example Shipping is installed on ${handoff.shop}.\n`);

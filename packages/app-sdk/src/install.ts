@@ -41,6 +41,12 @@ export interface Tokens {
   /** When the 30-day grant ends: then the merchant must install again (C4.5). */
   refreshExpiresAt: number;
   scopes: string[];
+  /**
+   * The hash of the authorization code these tokens (or those they were refreshed from) were
+   * exchanged for (`exchangeCode`), kept with them so that the same handoff seen again, even by
+   * another process or after a restart, is not exchanged twice (`TokenKeeper.installFromHandoff`).
+   */
+  codeSha256?: string;
 }
 
 export interface AppCredentials {
@@ -138,7 +144,7 @@ export function exchangeCode(app: AppCredentials, handoff: { code: string; state
   entry.tokens = tokenRequest(app, { grant_type: 'authorization_code', code: handoff.code, state: handoff.state }, now).then(
     (tokens) => {
       entry.done = true;
-      return tokens;
+      return { ...tokens, codeSha256: hash };
     },
     (err: unknown) => {
       if (exchanges.get(hash) === entry) exchanges.delete(hash);
@@ -354,6 +360,25 @@ export class TokenKeeper {
   }
 
   /**
+   * The install step of an app's `/auth` (after `verifyHandoff`): the handoff's code exchanged
+   * (C4.4) and its tokens saved, once for all the keepers sharing the store. A handoff whose code
+   * gave the tokens the store holds (a reload of the page, in this process or another, or after the
+   * app restarted within the code's 10 minutes) rejects with `CodeAlreadyExchangedError` and sends
+   * nothing: the platform takes a code presented twice as stolen and revokes the tokens it gave.
+   * The app answers it as installed.
+   */
+  async installFromHandoff(handoff: { shop: string; code: string; state: string }): Promise<Tokens> {
+    const codeSha256 = createHash('sha256').update(handoff.code).digest('base64url');
+    return this.locked(handoff.shop, async () => {
+      const stored = await this.current(handoff.shop, this.generationOf(handoff.shop));
+      if (stored?.codeSha256 === codeSha256) throw new CodeAlreadyExchangedError();
+      const tokens = await exchangeCode(this.app, handoff, this.options.now);
+      await this.install(handoff.shop, tokens);
+      return tokens;
+    });
+  }
+
+  /**
    * Forgets a store (once the app is uninstalled there: the platform has no uninstall topic, so when
    * its refresh is refused, or `shop/redact` once completed): its tokens are
    * deleted, and a refresh still in flight for it saves and returns nothing (it fails as for a store
@@ -426,7 +451,9 @@ export class TokenKeeper {
     // Another keeper refreshed (and saved) since `seen` was read: its refresh token is the live one,
     // `seen`'s is spent. Its access token is used as it is, unless it is itself about to expire.
     if (current.refreshToken !== seen.refreshToken && this.fresh(current)) return current;
-    const next = await refreshTokens(this.app, current.refreshToken, this.options.now);
+    const refreshed = await refreshTokens(this.app, current.refreshToken, this.options.now);
+    // Still the installation of that code: a reload of its handoff within 10 minutes stays a reload.
+    const next = current.codeSha256 ? { ...refreshed, codeSha256: current.codeSha256 } : refreshed;
     try {
       await this.save(shop, next, gen);
       this.unsaved.delete(shop);
