@@ -47,6 +47,16 @@ describe('C4.1, C3.1 a 400 that names refused scopes does not echo the input wit
     expectEnvelopeError(await authorizeRes(merchant.token, { client_id: app.clientId, scope: 'read_products,read_customers' }), 400, /not allowed: read_customers$/);
   });
 
+  it('authorize (C4.1): a scope list that names no scope (`scope=,`) is a 400, not an installation granted nothing', async () => {
+    const { merchant, app } = await storeWithApp(h);
+    for (const scope of [',', ' , ,', ',,,']) {
+      expectEnvelopeError(await authorizeRes(merchant.token, { client_id: app.clientId, scope }), 400, /^scope names no scope/);
+    }
+    // Blank is all of the app's scopes, as absent is.
+    const all = await authorizeRes(merchant.token, { client_id: app.clientId, scope: ' ' });
+    expect(all.statusCode, all.body).toBe(200);
+  });
+
   it('app create and PATCH (C3.1, C3.2): unknown scope: the first five, each cut to 64 characters, and a count of the rest', async () => {
     const partner = await signupPartner(h);
     const app = await createTestApp(h, partner.token);

@@ -54,6 +54,9 @@ export async function authorize(deps: Deps, storeId: string, query: { client_id?
   let scopes = app.scopes;
   if (query.scope !== undefined && query.scope.trim() !== '') {
     scopes = [...new Set(query.scope.split(',').map((s) => s.trim()).filter(Boolean))];
+    // `scope=,` names no scope: neither "all of the app's" (that is a blank or absent scope) nor an
+    // installation the merchant meant to grant nothing, which would answer 403 to every call.
+    if (!scopes.length) throw badRequest("scope names no scope: leave it out for all of the app's scopes, or name some of them");
     const extra = scopes.filter((s) => !app.scopes.includes(s));
     if (extra.length) throw badRequest(`scope must be a subset of the app's scopes; not allowed: ${describeRefused(extra)}`);
   }
