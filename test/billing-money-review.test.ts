@@ -116,6 +116,30 @@ describe('C10.7 an operator failing a payout that a dispatcher is sending', () =
   });
 });
 
+describe('C10.7 a fail decided on the status the operator saw (expectedStatus)', () => {
+  it('a pending payout sent meanwhile is a 409 with nothing changed; the status as it now is fails it; another value is a 400', async () => {
+    const dev = await insertDeveloperWithInstallation(h);
+    await paidCharge(dev, 50_00);
+    await putPayoutMethod(h.deps, dev.developerId, { type: 'paypal', email: 'expected@example.com' });
+    const { payouts: [payout] } = await runPayoutSweep(h.deps, { force: true, developerIds: [dev.developerId] });
+    // The operator looks: pending. Before the fail arrives, a dispatcher sends it.
+    expect(await statusOf(payout.id)).toBe('pending');
+    expect(await dispatchPayouts(h.deps, { developerIds: [dev.developerId] })).toEqual({ dispatched: 1, failed: 0 });
+    const url = `/apps/admin/payouts/${payout.id}/fail`;
+    const stale = await h.req('POST', url, { token: await ops(), body: { reason: 'never sent', expectedStatus: 'pending' } });
+    expect(stale.statusCode, stale.body).toBe(409);
+    expect(stale.json().message).toBe('Payout is in_transit, not pending as expected; look at it again before failing it');
+    expect(await statusOf(payout.id)).toBe('in_transit');
+    expect(await earningsOf(dev.developerId)).toMatchObject({ balance: '0.00', inFlight: '40.00' });
+
+    const bad = await h.req('POST', url, { token: await ops(), body: { reason: 'x', expectedStatus: 'paid' } });
+    expect(bad.statusCode, bad.body).toBe(400);
+    const failed = await h.req('POST', url, { token: await ops(), body: { reason: 'returned by PayPal', expectedStatus: 'in_transit' } });
+    expect(failed.statusCode, failed.body).toBe(200);
+    expect(await earningsOf(dev.developerId)).toMatchObject({ balance: '40.00', inFlight: '0.00' });
+  });
+});
+
 describe('jobs go on past one bad row', () => {
   it('payout-dispatch: a payout whose method cannot be read fails (provider never called); the payouts after it are dispatched in the same run', async () => {
     const bad = await insertDeveloperWithInstallation(h);

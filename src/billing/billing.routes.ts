@@ -7,13 +7,13 @@ import type { Deps } from '../deps.js';
 import { badRequest } from '../http/errors.js';
 import { parsePage } from '../http/paging.js';
 import { envelope, envelopeList } from '../http/shapes.js';
-import { envelopeListOf, envelopeOf, Id, nullable, PagingQuery, pagedQuery } from '../http/schemas.js';
+import { envelopeListOf, envelopeOf, Id, nullable, PagingQuery, pagedQuery, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { longerThan } from '../text.js';
 import { appInstallations, developerAnalytics } from './developer-analytics.js';
 import { getDeveloper, getPayoutMethod, patchDeveloper, putPayoutMethod } from './developer-accounts.js';
 import { earnings, listPayouts, payoutDetail, payoutView, payoutWithIds } from '../payouts/payouts.views.js';
-import { dispatchPayouts, failPayout, markPayoutPaid, PAYOUT_STATUSES, runPayoutSweep } from '../payouts/payouts.js';
+import { dispatchPayouts, FAILABLE_STATUSES, failPayout, markPayoutPaid, PAYOUT_STATUSES, runPayoutSweep } from '../payouts/payouts.js';
 import {
   DeveloperAnalyticsSchema, DeveloperInstallationSchema, DeveloperSettingsBody, DeveloperSettingsSchema, EarningsSchema,
   PayoutMethodBody, PayoutMethodSchema, PayoutSchema, PayoutTransactionSchema,
@@ -127,7 +127,12 @@ export async function operatorPayoutRoutes(instance: FastifyInstance, { deps }: 
     config: notNow,
     schema: {
       tags, summary: 'Fail a payout; its amount returns to the balance (C10.7)', params,
-      body: Type.Object({ reason: Type.String({ description: 'why the payout failed (not blank)' }) }),
+      body: Type.Object({
+        reason: Type.String({ description: 'why the payout failed (not blank)' }),
+        expectedStatus: Type.Optional(StringEnum(FAILABLE_STATUSES, {
+          description: 'the status the operator saw; when the payout has moved on since (a pending payout sent meanwhile is in_transit, with money on its way), 409 and nothing changes',
+        })),
+      }),
       response: { 200: payoutEnvelope },
     },
   }, async (request) => {
@@ -135,7 +140,7 @@ export async function operatorPayoutRoutes(instance: FastifyInstance, { deps }: 
     if (!reason) throw badRequest('reason is required');
     // Kept as the payout's failureReason and shown to the developer: bounded like other texts.
     if (longerThan(reason, MAX_FAILURE_REASON)) throw badRequest(`reason is at most ${MAX_FAILURE_REASON} characters`);
-    const failed = await failPayout(deps, request.params.payoutId, reason);
+    const failed = await failPayout(deps, request.params.payoutId, reason, request.body.expectedStatus);
     return envelope({ payout: payoutView((await payoutWithIds(deps, failed.id))!) });
   });
 

@@ -240,17 +240,23 @@ export function beingDispatched(p: Pick<PayoutRow, 'status' | 'claimed_at'>, now
  * again. Once the dispatcher reports (in_transit: the operator may fail it from there) or its lease
  * passes (no dispatcher is calling; the outcome at the provider is settled), the fail is accepted.
  */
-export async function failPayout(deps: Deps, payoutId: string, reason: string): Promise<PayoutRow> {
+export async function failPayout(deps: Deps, payoutId: string, reason: string, expectedStatus?: FailableStatus): Promise<PayoutRow> {
   const payout = await findPayout(deps.db, payoutId);
   if (!payout) throw notFound('Payout not found');
   let refused: PayoutRow | null = null;
   const failed = await failPayoutWith(deps, payout.developer_id, payoutId, reason, (p) => {
-    const ok = ['pending', 'processing', 'in_transit'].includes(p.status) && !beingDispatched(p, deps.clock.now());
+    const ok = (FAILABLE_STATUSES as readonly string[]).includes(p.status) && !beingDispatched(p, deps.clock.now()) && (!expectedStatus || p.status === expectedStatus);
     if (!ok) refused = p;
     return ok;
   });
   if (!failed) {
     const current: PayoutRow | null = refused ?? (await findPayout(deps.db, payoutId));
+    // Failing returns the amount to the balance, which for an in_transit payout means "the money
+    // came back": a fail the operator decided on a pending one must not be read that way once a
+    // dispatcher has sent it meanwhile (the next sweep would pay the same transactions again).
+    if (current && expectedStatus && current.status !== expectedStatus) {
+      throw conflict(`Payout is ${current.status}, not ${expectedStatus} as expected; look at it again before failing it`);
+    }
     if (current && beingDispatched(current, deps.clock.now())) {
       const until = new Date(current.claimed_at!.getTime() + DISPATCH_LEASE_MS).toISOString();
       throw conflict(`Payout is being sent to the payout provider; fail it once it is in_transit, or after ${until} if the dispatcher does not report`);
@@ -259,6 +265,10 @@ export async function failPayout(deps: Deps, payoutId: string, reason: string): 
   }
   return failed;
 }
+
+/** The statuses an operator may fail a payout from (C10.7). */
+export const FAILABLE_STATUSES = ['pending', 'processing', 'in_transit'] as const;
+export type FailableStatus = (typeof FAILABLE_STATUSES)[number];
 
 /** C10.7 mark-paid: in_transit -> paid with paidAt; any other state -> 409. */
 export async function markPayoutPaid(deps: Deps, payoutId: string): Promise<PayoutRow> {

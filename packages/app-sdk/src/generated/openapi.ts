@@ -11423,6 +11423,11 @@ export interface operations {
                 "application/json": {
                     /** @description why the payout failed (not blank) */
                     reason: string;
+                    /**
+                     * @description the status the operator saw; when the payout has moved on since (a pending payout sent meanwhile is in_transit, with money on its way), 409 and nothing changes
+                     * @enum {string}
+                     */
+                    expectedStatus?: "pending" | "processing" | "in_transit";
                 };
             };
         };
