@@ -55,8 +55,10 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   let clockSync: { stop(): Promise<void> } | null = null;
   try {
     await migrate(db);
+    // One key derivation (HKDF) for the process: the check, the services and the webhook engine share it.
+    const secrets = new SecretBox(config.secret);
     // C1.2: refused (a ConfigError naming SVC_SECRET) when this secret did not seal the database's data.
-    await checkSecret(db, new SecretBox(config.secret), config);
+    await checkSecret(db, secrets, config);
     const clock = options.clock ?? (config.testClock ? new TestClock() : new SystemClock());
     if (clock instanceof TestClock) await loadClockOffset(db, clock);
     // A process's own test clock follows the offset the deployment's processes share; a clock the
@@ -74,14 +76,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       config,
       db,
       clock,
-      secrets: new SecretBox(config.secret),
+      secrets,
       jwt: new PlatformJwt(config.secret, config.siteUrl, clock),
       limiter: rateLimiter.limiter,
       attempts: rateLimiter.attempts,
       tiers: new TierCache(db, clock),
       tokens,
       jobs: new JobRegistry(log, metrics),
-      webhooks: new WebhookEngine({ db, clock, config, secrets: new SecretBox(config.secret), log, metrics }),
+      webhooks: new WebhookEngine({ db, clock, config, secrets, log, metrics }),
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
       rateMemo: new RateMemo(),
       storeConfigs: new StoreConfigCache(),
