@@ -47,7 +47,10 @@ export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema,
   const check = (data: unknown) => {
     if (blankFilters) dropBlankFilters(data as Record<string, unknown>, blankFilters);
     const ok = validate(data);
-    if (!ok && validate.errors) check.errors = validate.errors.map((error) => claimedBy(schema as Schema, error));
+    if (!ok && validate.errors) {
+      const errors = validate.errors.map((error) => claimedBy(schema as Schema, error));
+      check.errors = httpPart === 'querystring' ? errors.map((error) => repeatedParameter(schema as Schema, data, error)) : errors;
+    }
     return ok;
   };
   check.errors = null as ErrorObject[] | null;
@@ -55,6 +58,23 @@ export const compileValidator: FastifySchemaCompiler<FastifySchema> = ({ schema,
 };
 
 type Schema = Record<string, any>;
+
+const REPEATED: Schema = { 'x-error': 'is given more than once' };
+
+/**
+ * A query parameter sent twice (`?status=paid&status=failed`) arrives as an array: where its schema
+ * takes one value, the failure says so ("status is given more than once") rather than that the
+ * value "must be a string", which an app developer reads as a complaint about the value.
+ */
+function repeatedParameter(schema: Schema, data: unknown, error: ErrorObject): ErrorObject {
+  const key = fieldOf(error);
+  const value = key && !key.includes('.') && !key.includes('[') ? (data as Record<string, unknown>)[key] : undefined;
+  if (!Array.isArray(value) || takesArray(schema.properties?.[key])) return error;
+  return { ...error, keyword: 'x-error', params: {}, parentSchema: REPEATED };
+}
+
+const takesArray = (s: Schema | undefined): boolean =>
+  !!s && (s.type === 'array' || [s.anyOf, s.oneOf].some((branches) => Array.isArray(branches) && branches.some(takesArray)));
 
 /** A list filter sent blank is no filter (schemas.ts `pagedQuery`): left out of the query the handler sees. */
 function dropBlankFilters(query: Record<string, unknown>, filters: string[]): void {
