@@ -35,6 +35,8 @@ interface Operation {
   security: string | null;
   hasBody: boolean;
   schemaProps: string[];
+  /** The statuses the reference lists for the operation's answers. */
+  statuses: string[];
 }
 
 interface Case {
@@ -68,6 +70,7 @@ beforeAll(async () => {
         security: op.security?.[0] ? Object.keys(op.security[0])[0] : null,
         hasBody: ['POST', 'PUT', 'PATCH'].includes(method.toUpperCase()),
         schemaProps: Object.keys(schema?.properties ?? {}),
+        statuses: Object.keys(op.responses ?? {}),
       });
     }
   }
@@ -197,6 +200,9 @@ async function send(c: Case): Promise<string | null> {
   if (process.env.FUZZ_TRACE && new RegExp(process.env.FUZZ_TRACE).test(`${c.op.method} ${c.op.path}`)) console.log(c.what.slice(0, 160), '->', res.statusCode, res.body.slice(0, 160));
   const fail = (why: string) => `${c.what}\n    -> ${res.statusCode} ${why}: ${res.body.slice(0, 300)}`;
   if (res.statusCode >= 500) return fail('server error');
+  // The reference is the app developer's contract: an answer it does not list (a 422 the route
+  // gives but never declared) is a client generated from it left without a case.
+  if (!c.op.statuses.includes(String(res.statusCode))) return fail(`a status the API reference does not list (it lists ${c.op.statuses.join(', ')})`);
   if (c.op.path.startsWith('/api/v1/') && res.headers['x-svc-api-version'] !== '2026-06') return fail('no X-SVC-Api-Version header');
   if (c.token && res.statusCode === 401) return fail('a valid credential was refused');
   if (res.statusCode < 400) return null;

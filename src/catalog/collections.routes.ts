@@ -23,7 +23,7 @@ const bodyConfig = { bodyKey: 'collection' };
 export async function collectionApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const api = typed(instance);
   api.post('/collections.json', {
-    config: { scope: 'write_products', shape: 'errors', ...bodyConfig },
+    config: { scope: 'write_products', shape: 'errors', ...bodyConfig, errors: { 422: 'A field is invalid, e.g. the title is missing (app-api.md Status codes)' } },
     attachValidation: true,
     schema: {
       tags: ['collections'], summary: 'Create a manual collection', body: CollectionBody,
@@ -42,7 +42,7 @@ export async function collectionAdminRoutes(instance: FastifyInstance, { deps }:
   const tags = ['merchant admin: catalog'];
 
   admin.post('/collections', {
-    config: bodyConfig,
+    config: { ...bodyConfig, errors: { 422: 'A field is invalid, e.g. the title is missing (app-api.md Status codes)' } },
     attachValidation: true,
     schema: {
       tags, summary: 'Create a manual collection (C7.1)',

@@ -71,6 +71,7 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
   };
 
   admin.post('/apps/gdpr/data-request', {
+    config: { errors: { 404: 'customerId names no customer of the store' } },
     schema: {
       tags,
       summary: "Request a customer's data from every app installed on the store (customers/data_request)",
@@ -87,6 +88,7 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
   }, async (request, reply) => create(request, reply, 'data_request', request.body));
 
   admin.post('/apps/gdpr/customer-redact', {
+    config: { errors: { 404: 'customerId names no customer of the store' } },
     schema: {
       tags,
       summary: "Have every app installed on the store erase a customer's data (customers/redact); the platform erases its own copy once every app completed or failed",

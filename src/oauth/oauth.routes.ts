@@ -108,6 +108,7 @@ export async function oauthMerchantRoutes(instance: FastifyInstance, { deps }: {
   }, async (request) => envelope(await uninstall(deps, callerStoreId(request), request.params.installationId)));
 
   merchant.get('/apps/session-token', {
+    config: { errors: { 404: 'The app is not installed on this store (C4.8)' } },
     schema: {
       tags, summary: 'Session token for an embedded app (C4.8)',
       querystring: Type.Object({ client_id: Type.Optional(Type.String({ description: "the app's client id (required)" })) }),

@@ -3873,6 +3873,15 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
+            /** @description The app is not installed on this store (C4.8) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
         };
     };
     postStoresStaff: {
@@ -4792,6 +4801,15 @@ export interface operations {
             };
             /** @description The request body is over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description A field is invalid, e.g. the title is missing (app-api.md Status codes) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7287,6 +7305,15 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
+            /** @description customerId names no customer of the store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
@@ -7370,6 +7397,15 @@ export interface operations {
             };
             /** @description The role may not use this route, or the resource belongs to another account or store */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description customerId names no customer of the store */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12098,6 +12134,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorsBody"];
                 };
             };
+            /** @description status is not active, draft or archived (C6.1) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorsBody"];
+                };
+            };
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
@@ -13156,6 +13201,15 @@ export interface operations {
             };
             /** @description The request body is over 1 MiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorsBody"];
+                };
+            };
+            /** @description A field is invalid, e.g. the title is missing (app-api.md Status codes) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15708,6 +15762,15 @@ export interface operations {
             };
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorsBody"];
+                };
+            };
+            /** @description status, since_id or ids is not a value the list accepts (app-api.md Status codes, C7.2) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
