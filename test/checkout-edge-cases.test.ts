@@ -85,6 +85,30 @@ describe('shipping price of a live rate (C5.2: money without binary floating poi
   });
 });
 
+describe("the order's shipping_methods name the rate chosen by its handle (C15.1-C15.3)", () => {
+  it('a zone rate and an app rate: handle is the rate handle the buyer chose, not the shipping line code', async () => {
+    const rx = await startReceiver(() => ratesReply('700'));
+    try {
+      const { s, app } = await storeWithShippingApp(rx);
+      const zoneId = await zone(s.merchant.storeId, { name: 'Standard Shipping', countries: ['GB'], price: 500 });
+      for (const handle of [`zone-${zoneId}`, `app-${app.handle}-courier`]) {
+        const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 5 });
+        const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address })).json().data.checkout;
+        expect((await change(s, c.token, { shipping_rate: { handle }, payment_method: 'card' })).statusCode).toBe(200);
+        const done = await complete(s, c.token);
+        expect(done.statusCode, done.body).toBe(201);
+        const order = done.json().data.order;
+        const read = await h.req('GET', `/api/v1/orders/${order.id}.json`, { token: s.accessToken });
+        expect(read.json().order.shipping_methods).toEqual([expect.objectContaining({ handle })]);
+        // The shipping line keeps the code (C15.2 `code` = the zone's name; C15.3 `{app}-{service}`).
+        expect(read.json().order.shipping_lines[0].code).toBe(handle.startsWith('zone-') ? 'Standard Shipping' : `${app.handle}-courier`);
+      }
+    } finally {
+      await rx.close();
+    }
+  });
+});
+
 describe('completion against a checkout changed meanwhile (C15.1)', () => {
   /**
    * A checkout with an app's rate and `card` chosen, being completed: the first quote answered at

@@ -290,7 +290,7 @@ function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrder
     lines,
     shippingAddress: address,
     billingAddress: null,
-    shippingLine: rate ? { title: rate.title, code: rate.code, source: rate.source, price: rate.price } : null,
+    shippingLine: rate ? { title: rate.title, code: rate.code, source: rate.source, price: rate.price, handle: rate.handle } : null,
     shippingMinor: rate ? minorOf(rate.price) : 0,
     discountCode: row.discount_code,
     taxRatePpm: null,

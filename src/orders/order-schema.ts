@@ -97,7 +97,7 @@ export const OrderSchema = Type.Object({
   shipping_address: nullable(AddressSchema),
   billing_address: nullable(AddressSchema),
   shipping_methods: Type.Array(Type.Object({
-    handle: text('the shipping line code'),
+    handle: text("the handle of the rate chosen at checkout (`zone-{id}`, `app-{app}-{code}`, C15.2, C15.3); on an order made without a checkout, the shipping line's code"),
     title: text(),
     price: Money('after any FreeShipping discount'),
     original_price: Money('before any discount'),

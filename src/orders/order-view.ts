@@ -24,6 +24,12 @@ export interface ShippingLine {
   code: string | null;
   source: string | null;
   price: string;
+  /**
+   * The handle of the rate the buyer chose at checkout (`zone-{id}`, `app-{app}-{code}`, C15.2,
+   * C15.3): what the rates, the buyer's choice and delivery functions name it by. Absent on orders
+   * made by `POST /orders` (no rate was offered) and on those stored before it was kept.
+   */
+  handle?: string | null;
 }
 
 export interface LineJson {
@@ -179,7 +185,7 @@ function shippingLines(o: OrderRow) {
 function shippingMethods(o: OrderRow) {
   if (!o.shipping_line) return [];
   const s = o.shipping_line;
-  return [{ handle: s.code, title: s.title, price: money(o.shipping_minor), original_price: money(shippingOriginalMinor(o)) }];
+  return [{ handle: s.handle ?? s.code, title: s.title, price: money(o.shipping_minor), original_price: money(shippingOriginalMinor(o)) }];
 }
 
 /** The discount code, then the automatic discounts of the checkout's functions (C11.3). */

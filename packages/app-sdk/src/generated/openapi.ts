@@ -3341,7 +3341,7 @@ export interface operations {
                                 } | null;
                                 /** @description none or one */
                                 shipping_methods: {
-                                    /** @description the shipping line code */
+                                    /** @description the handle of the rate chosen at checkout (`zone-{id}`, `app-{app}-{code}`, C15.2, C15.3); on an order made without a checkout, the shipping line's code */
                                     handle: string | null;
                                     title: string | null;
                                     /** @description after any FreeShipping discount */
@@ -15926,7 +15926,7 @@ export interface operations {
                             } | null;
                             /** @description none or one */
                             shipping_methods: {
-                                /** @description the shipping line code */
+                                /** @description the handle of the rate chosen at checkout (`zone-{id}`, `app-{app}-{code}`, C15.2, C15.3); on an order made without a checkout, the shipping line's code */
                                 handle: string | null;
                                 title: string | null;
                                 /** @description after any FreeShipping discount */
