@@ -114,10 +114,16 @@ export function httpUrlSchema(description: string, opts: { nullable?: boolean } 
   });
 }
 
+/**
+ * The largest count a catalog column holds (`integer`: stock, quantities): the routes take up to
+ * it, and giving stock back stops there (src/orders/stock.ts).
+ */
+export const INT4_MAX = 2_147_483_647;
+
 /** What `count()` reads: a whole number from 0 (a numeric string too, as multipart sends them). */
 export function countSchema(description: string) {
   return Type.Unsafe<number | string>({
-    anyOf: [{ type: 'integer', minimum: 0, maximum: 2_147_483_647 }, { type: 'string', pattern: '^\\s*\\d+\\s*$' }],
+    anyOf: [{ type: 'integer', minimum: 0, maximum: INT4_MAX }, { type: 'string', pattern: '^\\s*\\d+\\s*$' }],
     description: `${description}: a whole number from 0`,
     'x-error': 'must be a whole number of at least 0',
   });
@@ -171,7 +177,6 @@ export function money(errors: FieldErrors, value: unknown, label: string, opts: 
   return minor;
 }
 
-const INT4_MAX = 2_147_483_647;
 
 /** A whole number >= 0 (a numeric string is accepted, as multipart fields are strings). */
 export function count(errors: FieldErrors, value: unknown, label: string): number | undefined {

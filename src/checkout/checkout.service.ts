@@ -5,7 +5,8 @@
 // orders/create), under a lock on the checkout row, so two completions at once make one order.
 // The store's functions (C11) shape it at the points C11.4 names: payment-method, validation and
 // discount functions when it is created, changed and completed; delivery-option functions whenever
-// its rates are computed (src/checkout/checkout-functions.ts).
+// its rates are computed (src/checkout/checkout-functions.ts). What the order of a checkout is
+// made of, and whether the order placed matches it, is src/checkout/checkout-order.ts.
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
@@ -14,8 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { activeStoreFunctions } from '../functions/functions.repo.js';
 import { checkDiscountCode, ORDER_TRANSACTION, placeOrderInTx, retryingNewCustomer } from '../orders/order-create.js';
-import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
-import { orderView, type OrderRow } from '../orders/order-view.js';
+import { orderView } from '../orders/order-view.js';
 import { checkAskedLines, priceLines, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
@@ -25,6 +25,7 @@ import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type Func
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
+import { isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced } from './checkout-order.js';
 import { zonesForCountry } from './store-config-cache.js';
 import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 import { storeConfigAt } from './store-config.repo.js';
@@ -251,58 +252,6 @@ export async function checkoutShippingRates(deps: Deps, storeURL: string, token:
   return ratesOf(deps, functionCall(store, row, token), byTarget(functions), await stateOf(deps, deps.db, row, catalog), { zones, shipping, cached });
 }
 
-/**
- * Whether an offered rate is the one the buyer chose: its handle and its app. One offer never holds
- * two rates with one handle, but `app-{app_handle}-{service_code}` is not one-to-one across apps
- * (app `a-b`'s code `c`, app `a`'s code `b-c`): by the time of completion the rate chosen may be
- * gone and another app's rate hold its handle, which is not the buyer's choice.
- */
-const isChosenRate = (offered: ShippingRate, chosen: { handle: string; source: string | null }) =>
-  offered.handle === chosen.handle && offered.source === (chosen.source ?? null);
-
-/** What completion still needs, in the buyer's words (422 when anything is missing). */
-function missingForCompletion(state: CheckoutState, rates: ShippingRate[]): string[] {
-  const { row } = state;
-  const missing: string[] = [];
-  if (!state.lines.length) missing.push('line items');
-  if (!row.email) missing.push('an email');
-  if (state.requiresShipping) {
-    if (!row.shipping_address) missing.push('a shipping address');
-    if (!row.shipping_rate) missing.push('a shipping rate');
-    else if (!rates.some((r) => isChosenRate(r, row.shipping_rate!))) missing.push('a shipping rate that is still offered');
-  }
-  if (!row.payment_method) missing.push('a payment method');
-  else if (!state.paymentMethods.some((m) => m.handle === row.payment_method)) missing.push('a payment method that is still offered');
-  return missing;
-}
-
-/** The order `POST /orders` would take for this checkout (C15.1). */
-function orderInputOf(state: CheckoutState, rate: ShippingRate | null): NewOrderInput {
-  const { row } = state;
-  const lines: LineInput[] = row.line_items.map((l, i) => ({
-    label: `line_items[${i}]`, productRef: l.product_id, variantRef: l.variant_id, quantity: l.quantity, properties: [], title: null, priceMinor: null,
-  }));
-  const address = row.shipping_address ?? {};
-  return {
-    customer: null,
-    email: row.email,
-    phone: address.phone ?? null,
-    lines,
-    shippingAddress: address,
-    billingAddress: null,
-    shippingLine: rate ? { title: rate.title, code: rate.code, source: rate.source, price: rate.price, handle: rate.handle } : null,
-    shippingMinor: rate ? minorOf(rate.price) : 0,
-    discountCode: row.discount_code,
-    taxRatePpm: null,
-    paymentMethod: row.payment_method as PaymentMethod,
-    note: row.note,
-    tags: [],
-    currency: row.currency,
-    attributes: [],
-    automaticDiscounts: state.automatic.map((a) => ({ title: a.title, value: a.value, valueType: a.valueType, lineAmountsMinor: a.lineAmountsMinor })),
-  };
-}
-
 /** What a change can set (C15.1), all an order is built from: equal, and the order is the same. */
 const BUYER_CHOICES = ['email', 'line_items', 'shipping_address', 'shipping_rate', 'discount_code', 'note', 'payment_method'] as const;
 const sameBuyerChoices = (a: CheckoutRow, b: CheckoutRow) => BUYER_CHOICES.every((k) => isDeepStrictEqual(a[k], b[k]));
@@ -342,16 +291,6 @@ async function repriceChosenRate(deps: Deps, store: CheckoutStore, token: string
     `The price of the shipping rate chosen changed from ${was} to ${rate.price}; the checkout shows it now: complete it again to accept it`,
     { shipping_rate: ['changed price'] },
   );
-}
-
-/** Whether the order placed shows what the checkout was priced at: each line, and every total. */
-function orderIsAsPriced(order: OrderRow, state: CheckoutState): boolean {
-  const { totals, lines } = state;
-  const sameLines = order.line_items.length === lines.length && order.line_items.every((l, i) =>
-    l.price_minor === lines[i].unitMinor && l.quantity === lines[i].quantity && l.title === lines[i].title && l.variant_title === lines[i].variantTitle && l.sku === lines[i].sku);
-  return sameLines &&
-    order.subtotal_minor === totals.subtotalMinor && order.discount_minor === totals.totalDiscountMinor &&
-    order.shipping_minor === totals.shippingMinor && order.tax_minor === totals.taxMinor && order.total_minor === totals.totalMinor;
 }
 
 /** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */

@@ -8,6 +8,7 @@
 // variants deadlocked, the order failing with a 500.
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
+import { INT4_MAX } from '../catalog/input.js';
 
 export interface StockLine {
   productId: string | null;
@@ -44,11 +45,11 @@ function targets(lines: StockLine[]): Target[] {
 }
 
 /**
- * Stock columns are `integer`, and the merchant routes take stock up to this (src/catalog/input.ts).
+ * Stock columns are `integer`, and the merchant routes take stock up to INT4_MAX (src/catalog/input.ts).
  * Giving stock back stops there: a restock after the merchant set a row at the top (C7.2) was an
  * integer overflow, a 500 that left the order uncancellable with `restock: true`.
  */
-const MAX_STOCK = 2_147_483_647;
+const MAX_STOCK = INT4_MAX;
 
 const SQL = {
   variants: {
