@@ -130,7 +130,7 @@ const SPEC_SCOPES: Record<string, string> = {
   'POST /api/v1/collections.json': 'write_products',
   'POST /api/v1/shipping_zones.json': 'write_shipping',
   'POST /api/v1/orders/:orderId/fulfillments.json': 'write_orders',
-  'PUT /api/v1/fulfillments/:id.json': 'write_orders',
+  'PUT /api/v1/fulfillments/:fulfillment_id.json': 'write_orders',
   'POST /api/v1/product_listings.json': 'write_products',
   'GET /api/v1/menus.json': 'read_content',
   'GET /api/v1/orders.json': 'read_orders',

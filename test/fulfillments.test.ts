@@ -1,5 +1,5 @@
 // Fulfillments (app-api.md Fulfillment; `POST /api/v1/orders/{orderId}/fulfillments.json` and
-// `PUT /api/v1/fulfillments/{id}.json`, scope write_orders, envelopes, C5.1) and the order moves of
+// `PUT /api/v1/fulfillments/{fulfillment_id}.json`, scope write_orders, envelopes, C5.1) and the order moves of
 // app-api.md's Order status table: success on all or part -> shipped / partial with
 // fulfillment_status (coverage cumulative, C14.3), update to delivered -> delivered, the customer
 // email when the order moves into shipped or partial and notify_customer is true (email log, C12.3).
@@ -227,7 +227,7 @@ describe('order moves (app-api.md Order status; C14.3 cumulative coverage)', () 
   });
 });
 
-describe('PUT /api/v1/fulfillments/{id}.json', () => {
+describe('PUT /api/v1/fulfillments/{fulfillment_id}.json', () => {
   it('updates status and tracking; every status is accepted; tracking_url validated; 404 for unknown and foreign ids', async () => {
     const { s, o } = await setup();
     const f = await fulfil(s.accessToken, o.orderId, { status: 'open' });

@@ -33,15 +33,15 @@ export async function fulfillmentApiRoutes(instance: FastifyInstance, { deps }: 
     return reply.code(201).send(envelope({ fulfillment }, 201));
   });
 
-  api.put('/fulfillments/:id.json', {
+  api.put('/fulfillments/:fulfillment_id.json', {
     config: { ...write, bodyKey: 'fulfillment' },
     schema: {
-      tags, params: Type.Object({ id: Type.String({ description: 'fulfillment id (UUID)' }) }), body: FulfillmentUpdateBody,
+      tags, params: Type.Object({ fulfillment_id: Type.String({ description: 'fulfillment id (UUID); named as app-api.md names it' }) }), body: FulfillmentUpdateBody,
       response: { 200: fulfillmentEnvelope },
       summary: 'Progress a shipment; emits fulfillments/update (and orders/updated, orders/fulfilled when the order moves)',
     },
   }, async (request) => {
-    const { id } = request.params;
-    return envelope({ fulfillment: await updateFulfillment(deps, apiCaller(request).storeId, id, request.body) });
+    const { fulfillment_id } = request.params;
+    return envelope({ fulfillment: await updateFulfillment(deps, apiCaller(request).storeId, fulfillment_id, request.body) });
   });
 }

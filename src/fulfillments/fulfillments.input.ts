@@ -128,7 +128,7 @@ export const FulfillmentCreateBody = optionalBody(Type.Object({
   }, { 'x-error': { type: 'must be an object { id, quantity }' } }), { maxItems: 250, description: 'at most 250 `{ id, quantity }`; empty or left out: the whole order', 'x-error': { type: 'must be an array of { id, quantity }', maxItems: 'has more than 250 items' } }))),
 }), 'Flat, or wrapped as `{ fulfillment: { ... } }`; no body fulfils the whole order');
 
-/** app-api.md `PUT /fulfillments/{id}.json`: flat or wrapped as `{ fulfillment: { ... } }`. */
+/** app-api.md `PUT /fulfillments/{fulfillment_id}.json`: flat or wrapped as `{ fulfillment: { ... } }`. */
 export const FulfillmentUpdateBody = Type.Object({
   status: statusOf(FULFILLMENT_STATUSES, 'delivered moves the order to delivered'),
   ...shared,

@@ -1,5 +1,5 @@
 // Fulfillments (app-api.md Fulfillment; `POST /api/v1/orders/{orderId}/fulfillments.json`,
-// `PUT /api/v1/fulfillments/{id}.json`) and what they do to the order (app-api.md Order status):
+// `PUT /api/v1/fulfillments/{fulfillment_id}.json`) and what they do to the order (app-api.md Order status):
 //
 // - Coverage is cumulative (C14.3): a line item is covered by the quantities of the order's
 //   fulfillments in a shipped state (`success`, and its progressions `shipped` and `delivered`).

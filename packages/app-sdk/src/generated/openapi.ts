@@ -2004,7 +2004,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/fulfillments/{id}.json": {
+    "/api/v1/fulfillments/{fulfillment_id}.json": {
         parameters: {
             query?: never;
             header?: never;
@@ -2016,7 +2016,7 @@ export interface paths {
          * Progress a shipment; emits fulfillments/update (and orders/updated, orders/fulfilled when the order moves)
          * @description Credential: an installed app's OAuth access token, scope `write_orders`.
          */
-        put: operations["apiPutFulfillmentsById"];
+        put: operations["apiPutFulfillmentsByFulfillmentId"];
         post?: never;
         delete?: never;
         options?: never;
@@ -16231,13 +16231,13 @@ export interface operations {
             };
         };
     };
-    apiPutFulfillmentsById: {
+    apiPutFulfillmentsByFulfillmentId: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description fulfillment id (UUID) */
-                id: string;
+                /** @description fulfillment id (UUID); named as app-api.md names it */
+                fulfillment_id: string;
             };
             cookie?: never;
         };
