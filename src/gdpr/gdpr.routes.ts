@@ -11,7 +11,6 @@ import { adminStoreId, assertStoreAccess } from '../surfaces/merchant-admin.js';
 import { apiCaller } from '../surfaces/app-api.js';
 import { badRequest } from '../http/errors.js';
 import { longerThan } from '../text.js';
-import { useBoundedJson } from '../http/input-guard.js';
 import { parsePage } from '../http/paging.js';
 import { envelopeListOf, envelopeOf, nullable, pagedQuery, StringEnum } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
@@ -37,15 +36,6 @@ const requestBody = envelopeOf(GdprRequestSchema);
 const filter = <const V extends readonly string[]>(values: V) =>
   Type.Optional(Type.Unsafe<'' | V[number]>(StringEnum(['', ...values], { description: `one of ${values.join(', ')}; blank: all`, 'x-error': `must be one of ${values.join(', ')}` })));
 
-/**
- * Bodies are optional here (acknowledge and shop-redact take none), and many HTTP clients send
- * `Content-Type: application/json` with an empty body: read that as `{}` rather than refuse it.
- * Otherwise the same bounded, checked parse as everywhere (src/http/input-guard.ts).
- */
-function lenientJson(app: FastifyInstance) {
-  useBoundedJson(app, { empty: () => ({}) });
-}
-
 const afterSent = new WeakMap<FastifyRequest, () => void>();
 
 /** A promise that resolves once the response has gone out (or the connection is gone). */
@@ -57,7 +47,6 @@ function responseSent(request: FastifyRequest, reply: FastifyReply): Promise<voi
 }
 
 export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
-  lenientJson(instance);
   const admin = typed(instance);
   admin.addHook('onResponse', async (request) => afterSent.get(request)?.());
   const dispatcher = gdprDispatcher(deps);
@@ -134,7 +123,6 @@ export async function gdprAdminRoutes(instance: FastifyInstance, { deps }: { dep
 }
 
 export async function gdprAppRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
-  lenientJson(instance);
   const app = typed(instance);
   const params = Type.Object({ requestId: Type.String({ description: 'the request id, from the webhook body' }) });
 

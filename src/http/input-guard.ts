@@ -87,16 +87,20 @@ export function assertCleanPart(value: unknown, part: 'body' | 'query' | 'params
 /**
  * A JSON body parser for `addContentTypeParser`: Fastify's own parse (prototype poisoning through
  * `__proto__` or `constructor.prototype` refused, as by default), then the checks above. Errors are
- * AppErrors, so they render in the route's shape. `empty` is what an empty body reads as (Fastify
- * refuses one; some routes accept it).
+ * AppErrors, so they render in the route's shape. `empty` is what an empty body reads as: by
+ * default no body at all. app-api.md Conventions: "Requests carry `Content-Type: application/json`",
+ * and clients that set it on every request send it on a DELETE or a body-less fulfillment too;
+ * Fastify refuses an empty JSON body, which made those a 400 the same request without the header
+ * does not get (test/empty-json-body-sweep.test.ts).
  */
 export function boundedJsonParser(app: FastifyInstance, opts: { empty?: () => unknown } = {}) {
   const parse = app.getDefaultJsonParser('error', 'error');
+  const empty = opts.empty ?? (() => undefined);
   return (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: unknown) => void) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (opts.empty && text.trim() === '') return done(null, opts.empty());
+    if (text.trim() === '') return done(null, empty());
     parse(request, text, (err: Error | null, parsed?: unknown) => {
-      if (err) return done(badRequest(text.length === 0 ? 'The request body is empty' : 'Malformed JSON body'));
+      if (err) return done(badRequest('Malformed JSON body'));
       try {
         assertCleanPart(parsed, 'body');
       } catch (e) {

@@ -86,6 +86,16 @@ export function createOpenapiTransform() {
   };
 }
 
+/**
+ * Whether a route's body schema lets the body be left out: its type admits null (the validator
+ * sees an absent body as null), or it names no type at all (`optionalBody`,
+ * src/orders/schema-parts.ts), or one of its forms does (a body that may come wrapped, above).
+ */
+function admitsNoBody(schema: Schema): boolean {
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.some((form: Schema) => admitsNoBody(form));
+  return schema.type === undefined || ([] as unknown[]).concat(schema.type).includes('null');
+}
+
 const ERROR_SCHEMA_NAMES: Record<keyof typeof errorShapeSchemas, string> = {
   envelope: 'EnvelopeError',
   errors: 'ErrorsBody',
@@ -107,9 +117,9 @@ export function shareErrorSchemas({ openapiObject }: { openapiObject: Schema }):
   }
   for (const operations of Object.values<Schema>(openapiObject.paths ?? {})) {
     for (const operation of Object.values<Schema>(operations)) {
-      // A body that may be absent (its schema admits null) is not a required request body.
+      // A body that may be absent is not a required request body.
       const bodySchema = operation?.requestBody?.content?.['application/json']?.schema;
-      if (bodySchema && ([] as unknown[]).concat(bodySchema.type).includes('null')) operation.requestBody.required = false;
+      if (bodySchema && admitsNoBody(bodySchema)) operation.requestBody.required = false;
       for (const response of Object.values<Schema>(operation?.responses ?? {})) {
         const media = response?.content?.['application/json'];
         const name = media && byText.get(JSON.stringify(media.schema));
