@@ -6965,7 +6965,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description `{ reason?, restock?, pos? }`, or no body */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description at most 255 characters, trimmed */
@@ -7100,7 +7100,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description `{ reason?, restock? }`, or no body */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description at most 255 characters, trimmed */
@@ -16068,7 +16068,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description Flat, or wrapped as `{ fulfillment: { ... } }`; no body fulfils the whole order */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
