@@ -204,8 +204,10 @@ const fileQueues = new Map<string, { writing: Promise<void>; locks: KeyedQueue }
 /**
  * Tokens in one JSON file (mode 0600), written whole to a temporary file and renamed, so a crash
  * never leaves half a file. Any number of instances of one file in a process write one after the
- * other. Its `lock` also holds `<file>.lock` (withLockFile), so the processes of one host sharing
- * the file refresh a store's tokens one at a time; processes on several hosts need a shared store.
+ * other, and every write (`set`, `delete`, whoever calls them) re-reads the file under
+ * `<file>.write.lock`, so the processes sharing it never write back another's stale copy. Its
+ * `lock` also holds `<file>.lock` (withLockFile), so the processes of one host sharing the file
+ * refresh a store's tokens one at a time; processes on several hosts need a shared store.
  */
 export class FileTokenStore implements TokenStore {
   private readonly queue: { writing: Promise<void>; locks: KeyedQueue };
@@ -230,15 +232,27 @@ export class FileTokenStore implements TokenStore {
     }
   }
 
+  /**
+   * One read-modify-write of the whole file, under `<file>.write.lock` across processes. The queue
+   * alone ordered only this process's writes: a `forget` (delete) in one process renamed back a copy
+   * read before another process saved a shop's rotated refresh token under `lock`, and that shop's
+   * next refresh presented the rotated one (C4.5: the platform revokes the installation). So the
+   * file is read again inside the lock. It is not `<file>.lock`: that one is held for a refresh's
+   * whole round trip to the platform, and `set` runs inside it (and a forget in this process waited
+   * for by a refresh holding it would never get it). This lock is always taken last and held only
+   * for the read, write and rename, so it waits on nothing else and cannot deadlock.
+   */
   private change(fn: (all: Record<string, Tokens>) => void): Promise<void> {
-    const write = this.queue.writing.then(async () => {
-      const all = await this.readAll();
-      fn(all);
-      await mkdir(dirname(this.path), { recursive: true });
-      const tmp = `${this.path}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
-      await rename(tmp, this.path);
-    });
+    const write = this.queue.writing.then(() =>
+      withLockFile(`${this.path}.write.lock`, async () => {
+        const all = await this.readAll();
+        fn(all);
+        await mkdir(dirname(this.path), { recursive: true });
+        const tmp = `${this.path}.${process.pid}.tmp`;
+        await writeFile(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
+        await rename(tmp, this.path);
+      }),
+    );
     // The failure is this write's caller's to see; the queue itself must not stay rejected, or one
     // failed write (a full disk for a moment) would fail every later get and set of the process.
     this.queue.writing = write.catch(() => undefined);

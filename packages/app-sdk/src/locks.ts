@@ -1,7 +1,8 @@
 // The locks token stores offer `TokenKeeper` so that one refresh of a store's tokens runs at a
 // time across every keeper sharing the store (C4.5: a refresh token presented after another keeper
 // rotated it revokes the installation). In one process a queue per key; across processes sharing
-// a token file, a lock file beside it.
+// a token file, a lock file beside it (and a second one, held only while the file is rewritten, so
+// no process writes back a stale copy of another's tokens: see FileTokenStore).
 import { mkdir, open, stat, unlink, utimes } from 'node:fs/promises';
 import { dirname } from 'node:path';
 

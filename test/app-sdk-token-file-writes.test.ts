@@ -1,0 +1,88 @@
+// Every write of a token file is a read-modify-write of the whole file. Only a queue inside one
+// process ordered them: `forget` (store.delete), a direct `install` and the re-save of unsaved
+// tokens wrote without the cross-process lock, so a process forgetting shop X could rename back a
+// copy of the file read before another process rotated shop Y's refresh token under `lock`. Y's
+// next refresh then presented the rotated token, and the platform (C4.5 reuse detection) revoked
+// Y's installation. Two real processes on one token file: one installs and forgets shop-x in a
+// loop, the other, under `lock('shop-y')`, checks that shop-y still holds what it last wrote.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/process.js';
+import { tempDir } from './helpers/temp-dirs.js';
+
+/** Runs `body` (TypeScript, top-level await) in a new Node process with the SDK as `sdk`; its exit code and output. */
+function runInProcess(body: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const dir = tempDir('svc-sdk-writes-');
+  const script = join(dir, 'script.mts');
+  writeFileSync(script, `import * as sdk from ${JSON.stringify(join(ROOT, 'packages/app-sdk/src/index.ts'))};\n${body}`);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, ...args], { cwd: ROOT });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+const TOKENS = `(name) => ({ accessToken: 'a-' + name, refreshToken: 'r-' + name, accessExpiresAt: Date.now() + 3600_000, refreshExpiresAt: Date.now() + 30 * 86400_000, scopes: ['read_products'] })`;
+const RUN_MS = 1500;
+
+describe('FileTokenStore: writes from several processes on one token file', () => {
+  it('forgetting and installing one shop never writes back a stale copy of another shop\'s tokens', async () => {
+    const path = join(tempDir('svc-sdk-writes-'), 'tokens.json');
+    const creds = { baseUrl: 'http://127.0.0.1:9', clientId: 'app', clientSecret: 'secret' };
+    const at = Date.now() + 3000; // past both processes' start, even on a loaded machine
+    const args = [path, JSON.stringify(creds), String(at), String(at + RUN_MS)];
+    const prelude = `
+      const [path, creds, at, until] = [process.argv[2], JSON.parse(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
+      const tokens = ${TOKENS};
+      const store = new sdk.FileTokenStore(path);
+    `;
+    // Process 1: the app forgetting (and reinstalling) shop-x, through TokenKeeper as an app does.
+    const forgetter = runInProcess(`${prelude}
+      const keeper = new sdk.TokenKeeper(creds, store);
+      await new Promise((r) => setTimeout(r, at - Date.now()));
+      let rounds = 0;
+      while (Date.now() < until) {
+        await keeper.install('shop-x', tokens('x' + rounds));
+        await keeper.forget('shop-x');
+        rounds++;
+      }
+      process.stdout.write(JSON.stringify({ rounds }));
+    `, args);
+    // Process 2: shop-y's refreshes, each under the store's lock: read, check, write the next tokens.
+    const refresher = runInProcess(`${prelude}
+      let last = 'y-start';
+      await store.set('shop-y', tokens(last));
+      await new Promise((r) => setTimeout(r, at - Date.now()));
+      let rounds = 0;
+      let lost = 0;
+      while (Date.now() < until) {
+        await store.lock('shop-y', async () => {
+          const seen = await store.get('shop-y');
+          if (seen?.refreshToken !== 'r-' + last) lost++;
+          const next = 'y' + rounds;
+          await store.set('shop-y', tokens(next));
+          last = next;
+        });
+        rounds++;
+      }
+      process.stdout.write(JSON.stringify({ rounds, lost, last }));
+    `, args);
+    const [one, two] = await Promise.all([forgetter, refresher]);
+    expect(one.code, one.err).toBe(0);
+    expect(two.code, two.err).toBe(0);
+    const forgot = JSON.parse(one.out) as { rounds: number };
+    const refreshed = JSON.parse(two.out) as { rounds: number; lost: number; last: string };
+    // Both loops ran many rounds against each other: the test cannot pass by doing nothing.
+    expect(forgot.rounds).toBeGreaterThanOrEqual(50);
+    expect(refreshed.rounds).toBeGreaterThanOrEqual(50);
+    expect(refreshed.lost, `shop-y's tokens lost in ${refreshed.rounds} rounds (against ${forgot.rounds} of shop-x)`).toBe(0);
+    const file = JSON.parse(readFileSync(path, 'utf8'));
+    expect(file['shop-y'].refreshToken).toBe(`r-${refreshed.last}`);
+    expect(file['shop-x']).toBeUndefined();
+  }, 30_000);
+});
