@@ -107,8 +107,8 @@ describe('C9.3 acknowledge deadline (pending, dispatched -> failed)', () => {
     const view = await detail(s.merchant, requestId);
     expect(view.status).toBe('failed');
     expect(view.appAcknowledgments).toEqual([
-      { appId: s.a.app.appId, appName: expect.any(String), status: 'acknowledged', acknowledgedAt: expect.stringMatching(ISO), completedAt: null, errorMessage: null },
-      { appId: s.b.app.appId, appName: expect.any(String), status: 'failed', acknowledgedAt: null, completedAt: null, errorMessage: expect.stringContaining('acknowledge deadline') },
+      { appId: s.a.app.appId, appName: expect.any(String), status: 'acknowledged', acknowledgedAt: expect.stringMatching(ISO), completedAt: null, errorMessage: null, dataExportUrl: null },
+      { appId: s.b.app.appId, appName: expect.any(String), status: 'failed', acknowledgedAt: null, completedAt: null, errorMessage: expect.stringContaining('acknowledge deadline'), dataExportUrl: null },
     ]);
 
     // The final notice: the same body again, a new webhook id, signed with B's client secret; A gets none.

@@ -145,7 +145,7 @@ describe('C9.1 merchant routes and the webhooks (app-api.md GDPR webhooks)', () 
     expect(view).toEqual({
       requestId, requestType: 'data_request', status: 'dispatched', customerId: c.id, customerEmail: c.email,
       requestedAt: expect.stringMatching(ISO), acknowledgeDeadline, completionDeadline, completedAt: null,
-      appAcknowledgments: [{ appId: s.app.appId, appName: expect.any(String), status: 'pending', acknowledgedAt: null, completedAt: null, errorMessage: null }],
+      appAcknowledgments: [{ appId: s.app.appId, appName: expect.any(String), status: 'pending', acknowledgedAt: null, completedAt: null, errorMessage: null, dataExportUrl: null }],
       dataExportUrl: null, metadata: { ordersRequested: true },
     });
   });
@@ -339,7 +339,7 @@ describe('C9.2 app routes: acknowledge and complete', () => {
     expect(a1.json().data).toMatchObject({ requestId, status: 'dispatched' });
     // The app sees its own state only.
     expect(a1.json().data.appAcknowledgments).toEqual([
-      { appId: s.app.appId, appName: expect.any(String), status: 'acknowledged', acknowledgedAt: expect.stringMatching(ISO), completedAt: null, errorMessage: null },
+      { appId: s.app.appId, appName: expect.any(String), status: 'acknowledged', acknowledgedAt: expect.stringMatching(ISO), completedAt: null, errorMessage: null, dataExportUrl: null },
     ]);
     const ackedAt = a1.json().data.appAcknowledgments[0].acknowledgedAt;
     // Repeating is harmless and keeps the first time.
@@ -355,14 +355,23 @@ describe('C9.2 app routes: acknowledge and complete', () => {
     const c1 = await post(s.accessToken, `complete/${requestId}`, { dataExportUrl: 'https://app-a.example.com/exports/1.zip' });
     expect(c1.statusCode, c1.body).toBe(200);
     expect(c1.json().data).toMatchObject({ status: 'acknowledged', completedAt: null, dataExportUrl: 'https://app-a.example.com/exports/1.zip' });
-    const c2 = await post(b.accessToken, `complete/${requestId}`);
-    expect(c2.json().data).toMatchObject({ status: 'completed', completedAt: expect.stringMatching(ISO) });
+    // Found in review: B's answer carried A's export link (the request's latest), a signed URL to
+    // the customer's data handed to another developer. Each app sees its own export only.
+    const b2 = await post(b.accessToken, `acknowledge/${requestId}`);
+    expect(b2.json().data.dataExportUrl).toBeNull();
+    expect(b2.body).not.toContain('app-a.example.com');
+    const c2 = await post(b.accessToken, `complete/${requestId}`, { dataExportUrl: 'https://app-b.example.com/b.zip' });
+    expect(c2.json().data).toMatchObject({ status: 'completed', completedAt: expect.stringMatching(ISO), dataExportUrl: 'https://app-b.example.com/b.zip' });
+    const a2 = await post(s.accessToken, `acknowledge/${requestId}`);
+    expect(a2.json().data.dataExportUrl).toBe('https://app-a.example.com/exports/1.zip');
+    expect(a2.body).not.toContain('app-b.example.com');
 
+    // The merchant sees every app's export, each with its app, and the latest on the request.
     const view = await detail(s.merchant.token, requestId);
-    expect(view).toMatchObject({ status: 'completed', completedAt: expect.stringMatching(ISO), dataExportUrl: 'https://app-a.example.com/exports/1.zip' });
+    expect(view).toMatchObject({ status: 'completed', completedAt: expect.stringMatching(ISO), dataExportUrl: 'https://app-b.example.com/b.zip' });
     expect(view.appAcknowledgments).toEqual([
-      { appId: s.app.appId, appName: expect.any(String), status: 'completed', acknowledgedAt: ackedAt, completedAt: expect.stringMatching(ISO), errorMessage: null },
-      { appId: b.app.appId, appName: expect.any(String), status: 'completed', acknowledgedAt: expect.stringMatching(ISO), completedAt: expect.stringMatching(ISO), errorMessage: null },
+      { appId: s.app.appId, appName: expect.any(String), status: 'completed', acknowledgedAt: ackedAt, completedAt: expect.stringMatching(ISO), errorMessage: null, dataExportUrl: 'https://app-a.example.com/exports/1.zip' },
+      { appId: b.app.appId, appName: expect.any(String), status: 'completed', acknowledgedAt: expect.stringMatching(ISO), completedAt: expect.stringMatching(ISO), errorMessage: null, dataExportUrl: 'https://app-b.example.com/b.zip' },
     ]);
     // Completing again changes nothing.
     expect((await post(b.accessToken, `complete/${requestId}`)).json().data.status).toBe('completed');

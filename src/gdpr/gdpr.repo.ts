@@ -88,6 +88,7 @@ export const AppAckSchema = Type.Object({
   acknowledgedAt: nullable(Timestamp()),
   completedAt: nullable(Timestamp()),
   errorMessage: nullable(Type.String({ description: 'why the app failed the request (a missed deadline)' })),
+  dataExportUrl: nullable(Type.String({ description: 'where this app put its export of a data request (its completion), if it gave one' })),
 });
 
 export function appAckView(a: AppStateRow): Static<typeof AppAckSchema> {
@@ -98,6 +99,7 @@ export function appAckView(a: AppStateRow): Static<typeof AppAckSchema> {
     acknowledgedAt: iso(a.acknowledged_at),
     completedAt: iso(a.completed_at),
     errorMessage: a.error_message,
+    dataExportUrl: a.data_export_url,
   };
 }
 
@@ -113,7 +115,7 @@ export const GdprRequestSchema = Type.Object({
   completionDeadline: Timestamp(),
   completedAt: nullable(Timestamp()),
   appAcknowledgments: Type.Array(AppAckSchema, { description: 'the notified apps, in installation order (for an app\'s own call, its own state only)' }),
-  dataExportUrl: nullable(Type.String({ description: 'for a data request, where the app put the export' })),
+  dataExportUrl: nullable(Type.String({ description: "for a data request, where an app put the export: for the merchant the latest an app gave (each app's own is in `appAcknowledgments`); for an app, its own only" })),
   metadata: GdprMetadataSchema,
 });
 export type GdprRequestView = Static<typeof GdprRequestSchema>;

@@ -231,6 +231,9 @@ export async function appGdprAction(
     }
     const apps = (await appStatesOf(tx, [requestId])).get(requestId) ?? [];
     req = await settleRequest(tx, req as RequestRow, apps, now);
-    return requestView(req, apps.filter((a) => a.app_id === caller.appId));
+    // The app's own state and its own export: another app's link to the customer's data (a signed
+    // URL, often) is not another developer's business.
+    const own = apps.filter((a) => a.app_id === caller.appId);
+    return { ...requestView(req, own), dataExportUrl: own[0]?.data_export_url ?? null };
   });
 }

@@ -7568,8 +7568,10 @@ export interface operations {
                                     completedAt: string | null;
                                     /** @description why the app failed the request (a missed deadline) */
                                     errorMessage: string | null;
+                                    /** @description where this app put its export of a data request (its completion), if it gave one */
+                                    dataExportUrl: string | null;
                                 }[];
-                                /** @description for a data request, where the app put the export */
+                                /** @description for a data request, where an app put the export: for the merchant the latest an app gave (each app's own is in `appAcknowledgments`); for an app, its own only */
                                 dataExportUrl: string | null;
                                 metadata: {
                                     /** @description data requests: whether the customer's orders were requested */
@@ -7672,8 +7674,10 @@ export interface operations {
                                 completedAt: string | null;
                                 /** @description why the app failed the request (a missed deadline) */
                                 errorMessage: string | null;
+                                /** @description where this app put its export of a data request (its completion), if it gave one */
+                                dataExportUrl: string | null;
                             }[];
-                            /** @description for a data request, where the app put the export */
+                            /** @description for a data request, where an app put the export: for the merchant the latest an app gave (each app's own is in `appAcknowledgments`); for an app, its own only */
                             dataExportUrl: string | null;
                             metadata: {
                                 /** @description data requests: whether the customer's orders were requested */
@@ -11834,8 +11838,10 @@ export interface operations {
                                 completedAt: string | null;
                                 /** @description why the app failed the request (a missed deadline) */
                                 errorMessage: string | null;
+                                /** @description where this app put its export of a data request (its completion), if it gave one */
+                                dataExportUrl: string | null;
                             }[];
-                            /** @description for a data request, where the app put the export */
+                            /** @description for a data request, where an app put the export: for the merchant the latest an app gave (each app's own is in `appAcknowledgments`); for an app, its own only */
                             dataExportUrl: string | null;
                             metadata: {
                                 /** @description data requests: whether the customer's orders were requested */
@@ -11966,8 +11972,10 @@ export interface operations {
                                 completedAt: string | null;
                                 /** @description why the app failed the request (a missed deadline) */
                                 errorMessage: string | null;
+                                /** @description where this app put its export of a data request (its completion), if it gave one */
+                                dataExportUrl: string | null;
                             }[];
-                            /** @description for a data request, where the app put the export */
+                            /** @description for a data request, where an app put the export: for the merchant the latest an app gave (each app's own is in `appAcknowledgments`); for an app, its own only */
                             dataExportUrl: string | null;
                             metadata: {
                                 /** @description data requests: whether the customer's orders were requested */
