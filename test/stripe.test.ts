@@ -173,6 +173,45 @@ describe('C13.1 signature', () => {
     expect(await events(h, s.merchant.storeId)).toEqual([]);
   });
 
+  // Found in review: `trial_end: 1.5` or `1e20`, or an interval count of 3e9, in a signed event
+  // reached a bigint or integer column and failed the event with a 500 (Stripe retries for days).
+  // Swept: every number the mapping reads (src/payments/stripe-mapping.ts), in each event shape,
+  // with each hostile number: a value that is not a whole number a column holds is unknown.
+  it('a signed event with a number no column holds (a fraction, a negative count, beyond 2^53 or int4): 200, recorded, never a 5xx', async () => {
+    const s = await webhookStore(h);
+    const HOSTILE = [1.5, -1, 0, 3e9, 2 ** 53, 1e20, 1e308];
+    const shapes: [() => ReturnType<typeof event>, string[]][] = [
+      [() => invoiceEvent('invoice.paid', newRef(s.merchant.storeId)), [
+        'amount_paid', 'amount_due', 'period_start', 'period_end', 'lines.data.0.period.start', 'lines.data.0.period.end',
+        'lines.data.0.price.unit_amount', 'lines.data.0.price.recurring.interval_count',
+      ]],
+      ...(['customer.subscription.created', 'customer.subscription.updated'] as const).map((type): [() => ReturnType<typeof event>, string[]] => [
+        () => ({ ...subscriptionEvent('customer.subscription.updated', newRef(s.merchant.storeId), 'active'), type }),
+        ['trial_end', 'current_period_start', 'current_period_end', 'quantity', 'items.data.0.quantity', 'items.data.0.current_period_start',
+          'items.data.0.current_period_end', 'items.data.0.price.unit_amount', 'items.data.0.price.recurring.interval_count'],
+      ]),
+    ];
+    const failures: string[] = [];
+    let sent = 0;
+    for (const [make, paths] of shapes) {
+      for (const path of [...paths, 'created']) {
+        for (const value of HOSTILE) {
+          const e = make();
+          const steps = path.split('.');
+          let node: any = path === 'created' ? e : e.data.object;
+          for (const step of steps.slice(0, -1)) node = node[step] ??= {};
+          node[steps.at(-1)!] = value;
+          const res = await post(e);
+          sent++;
+          const recorded = (await h.deps.db.query('SELECT 1 FROM stripe_events WHERE id = $1', [e.id])).rows.length;
+          if (res.statusCode !== 200 || recorded !== 1) failures.push(`${e.type} ${path} = ${value}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        }
+      }
+    }
+    expect(failures, failures.join('\n')).toEqual([]);
+    expect(sent).toBeGreaterThan(150);
+  }, 120_000);
+
   it('400 when the service has no signing secret configured', async () => {
     const bare = await createHarness();
     try {

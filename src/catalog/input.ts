@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import { AmountTooLargeError, parseMoney } from '../money.js';
 import { isUuid } from '../ids.js';
 import { longerThan } from '../text.js';
+import { INT4_MAX } from '../db/sql.js';
 
 export const BLANK = "can't be blank";
 
@@ -114,11 +115,6 @@ export function httpUrlSchema(description: string, opts: { nullable?: boolean } 
   });
 }
 
-/**
- * The largest count a catalog column holds (`integer`: stock, quantities): the routes take up to
- * it, and giving stock back stops there (src/orders/stock.ts).
- */
-export const INT4_MAX = 2_147_483_647;
 
 /** What `count()` reads: a whole number from 0 (a numeric string too, as multipart sends them). */
 export function countSchema(description: string) {

@@ -8,6 +8,13 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from './db.js';
 
+/**
+ * The largest value an `integer` column holds (stock, quantities, a billing interval count): the
+ * routes take counts up to it, giving stock back stops there (src/orders/stock.ts), and a number
+ * from outside beyond it is refused or read as unknown before it reaches such a column.
+ */
+export const INT4_MAX = 2_147_483_647;
+
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 /** A cast is a type name such as jsonb, numeric, uuid, uuid[] or timestamptz. */
 const CAST = /^[a-z_][a-z0-9_ ]*(\[\])?$/;

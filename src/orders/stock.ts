@@ -8,7 +8,7 @@
 // variants deadlocked, the order failing with a 500.
 import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
-import { INT4_MAX } from '../catalog/input.js';
+import { INT4_MAX } from '../db/sql.js';
 
 export interface StockLine {
   productId: string | null;
@@ -45,7 +45,7 @@ function targets(lines: StockLine[]): Target[] {
 }
 
 /**
- * Stock columns are `integer`, and the merchant routes take stock up to INT4_MAX (src/catalog/input.ts).
+ * Stock columns are `integer`, and the merchant routes take stock up to INT4_MAX (src/db/sql.ts).
  * Giving stock back stops there: a restock after the merchant set a row at the top (C7.2) was an
  * integer overflow, a 500 that left the order uncancellable with `restock: true`.
  */

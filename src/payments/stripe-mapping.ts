@@ -2,6 +2,7 @@
 // subscription payload that the event carries. Stripe has moved fields between API versions (the
 // invoice's subscription under `parent.subscription_details`, periods onto subscription items), so
 // each fact is looked for where either generation puts it.
+import { INT4_MAX } from '../db/sql.js';
 
 export type SubscriptionTopic =
   | 'subscriptions/create' | 'subscriptions/renew' | 'subscriptions/update' | 'subscriptions/payment_failed' | 'subscriptions/cancelled';
@@ -53,7 +54,17 @@ export function toMajorUnits(minor: number, currency: string): number {
 
 const idOf = (v: unknown): string | null => (typeof v === 'string' ? v : v && typeof v === 'object' && typeof (v as Obj).id === 'string' ? (v as Obj).id : null);
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/**
+ * Stripe's numbers are whole: amounts in minor units, Unix seconds, counts. A value that is not a
+ * safe integer is unknown (null), as a missing one: a signed event with `trial_end: 1.5` or `1e20`
+ * reached a bigint column and failed the event with a 500, which Stripe retries for days.
+ */
+const int = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
+/** A billing interval count or a quantity: a whole number from 1 that an integer column holds. */
+const count = (v: unknown): number | null => {
+  const n = int(v);
+  return n !== null && n >= 1 && n <= INT4_MAX ? n : null;
+};
 
 function planNameOf(price: Obj | undefined, fallback?: unknown): string | null {
   return str(price?.nickname) ?? str(price?.product?.name) ?? str(fallback);
@@ -67,7 +78,7 @@ function fromInvoice(topic: SubscriptionTopic, invoice: Obj, paid: boolean): Sub
   const line: Obj | undefined = invoice.lines?.data?.[0];
   const price: Obj | undefined = typeof line?.price === 'object' && line.price ? line.price : line?.plan ?? undefined;
   const currency = str(invoice.currency)?.toLowerCase() ?? null;
-  const minor = num(paid ? invoice.amount_paid : invoice.amount_due);
+  const minor = int(paid ? invoice.amount_paid : invoice.amount_due);
   return {
     topic,
     subscriptionId,
@@ -83,9 +94,9 @@ function fromInvoice(topic: SubscriptionTopic, invoice: Obj, paid: boolean): Sub
     amount: minor !== null && currency ? toMajorUnits(minor, currency) : null,
     currency,
     billingInterval: str(price?.recurring?.interval ?? price?.interval),
-    billingIntervalCount: num(price?.recurring?.interval_count ?? price?.interval_count),
-    currentPeriodStart: num(line?.period?.start) ?? num(invoice.period_start),
-    currentPeriodEnd: num(line?.period?.end) ?? num(invoice.period_end),
+    billingIntervalCount: count(price?.recurring?.interval_count ?? price?.interval_count),
+    currentPeriodStart: int(line?.period?.start) ?? int(invoice.period_start),
+    currentPeriodEnd: int(line?.period?.end) ?? int(invoice.period_end),
     trialEnd: undefined,
   };
 }
@@ -97,8 +108,9 @@ function fromSubscription(topic: SubscriptionTopic, sub: Obj): SubscriptionFacts
   const item: Obj | undefined = sub.items?.data?.[0];
   const price: Obj | undefined = item?.price ?? item?.plan ?? sub.plan ?? undefined;
   const currency = str(price?.currency ?? sub.currency)?.toLowerCase() ?? null;
-  const unit = num(price?.unit_amount ?? price?.amount);
-  const quantity = num(item?.quantity ?? sub.quantity) ?? 1;
+  const unit = int(price?.unit_amount ?? price?.amount);
+  const quantity = count(item?.quantity ?? sub.quantity) ?? 1;
+  const total = unit !== null && Number.isSafeInteger(unit * quantity) ? unit * quantity : null;
   const latestInvoice = sub.latest_invoice;
   return {
     topic,
@@ -110,13 +122,13 @@ function fromSubscription(topic: SubscriptionTopic, sub: Obj): SubscriptionFacts
     customerEmail: str(sub.customer?.email),
     status: str(sub.status) ?? (topic === 'subscriptions/cancelled' ? 'canceled' : 'active'),
     planName: planNameOf(price),
-    amount: unit !== null && currency ? toMajorUnits(unit * quantity, currency) : null,
+    amount: total !== null && currency ? toMajorUnits(total, currency) : null,
     currency,
     billingInterval: str(price?.recurring?.interval ?? price?.interval),
-    billingIntervalCount: num(price?.recurring?.interval_count ?? price?.interval_count),
-    currentPeriodStart: num(sub.current_period_start) ?? num(item?.current_period_start),
-    currentPeriodEnd: num(sub.current_period_end) ?? num(item?.current_period_end),
-    trialEnd: sub.trial_end === null ? null : num(sub.trial_end) ?? undefined,
+    billingIntervalCount: count(price?.recurring?.interval_count ?? price?.interval_count),
+    currentPeriodStart: int(sub.current_period_start) ?? int(item?.current_period_start),
+    currentPeriodEnd: int(sub.current_period_end) ?? int(item?.current_period_end),
+    trialEnd: sub.trial_end === null ? null : int(sub.trial_end) ?? undefined,
   };
 }
 
