@@ -319,7 +319,8 @@ describe.skipIf(!serverUrl)('on PostgreSQL: sweeps, dispatchers, charges and ope
 describe('C10.1, C4.7 an uninstall racing the billing job', () => {
   it('a charge is never claimed for an installation that is no longer active (the job read it as active earlier)', async () => {
     const dev = await developer(h);
-    const app = await paidApp(h, dev, { amount: '15.00' });
+    // In its trial, so the uninstall itself charges nothing (a period already due it would charge, C10.2).
+    const app = await paidApp(h, dev, { amount: '15.00', trialDays: 7 });
     const m = await merchant(h);
     const { installationId } = await install(h, m, app);
     const res = await h.req('DELETE', `/apps/installations/${installationId}`, { token: await m.fresh() });

@@ -245,6 +245,62 @@ describe('uninstall (C4.7, C10.1, C14.12)', () => {
     expect(await transactionsOf(h, installationId)).toHaveLength(1);
   });
 
+  // Found in review: the job runs once a UTC day, so an app installed after one run and removed
+  // before the next was never charged, and a reinstall (no second trial) made it free day after day.
+  it('before the daily run charged the period it was used in: that period is charged at uninstall, once', async () => {
+    const dev = await developer(h);
+    const app = await paidApp(h, dev, { amount: '49.00' });
+    const m = await merchant(h);
+    const { installationId } = await install(h, m, app);
+    h.clock.advance(23 * 3600);
+    const res = await h.req('DELETE', `/apps/installations/${installationId}`, { token: await m.fresh() });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ installationId, status: 'pending_uninstall' });
+    const [txn, ...more] = await transactionsOf(h, installationId);
+    expect(more).toEqual([]);
+    const installedAt = (await installation(h, installationId)).billing_start_date as Date;
+    expect(txn).toMatchObject({ status: 'paid', amount_cents: 4900, period_start: installedAt, period_end: addMonths(installedAt, 1) });
+    // The job then charges nothing more, and ends the uninstall with the period.
+    h.clock.advance(3600);
+    await billing(dev);
+    expect(await transactionsOf(h, installationId)).toHaveLength(1);
+    advanceTo(h, new Date(txn.period_end.getTime() + 60_000));
+    await billing(dev);
+    expect((await installation(h, installationId)).status).toBe('uninstalled');
+    expect(await transactionsOf(h, installationId)).toHaveLength(1);
+  });
+
+  it('after the trial ended, before the run: the first paid period is charged; during the trial: nothing', async () => {
+    const dev = await developer(h);
+    const app = await paidApp(h, dev, { amount: '20.00', trialDays: 7 });
+    const m = await merchant(h);
+    const late = await install(h, m, app);
+    h.clock.advance(days(7) + 3600);
+    const res = await h.req('DELETE', `/apps/installations/${late.installationId}`, { token: await m.fresh() });
+    expect(res.json().data.status).toBe('pending_uninstall');
+    expect(await transactionsOf(h, late.installationId)).toMatchObject([{ status: 'paid', amount_cents: 2000 }]);
+
+    const m2 = await merchant(h);
+    const early = await install(h, m2, app);
+    h.clock.advance(days(6));
+    expect((await h.req('DELETE', `/apps/installations/${early.installationId}`, { token: await m2.fresh() })).json().data.status).toBe('uninstalled');
+    expect(await transactionsOf(h, early.installationId)).toEqual([]);
+  });
+
+  it('a declined charge at uninstall is failed once, and the uninstall ends at the next run', async () => {
+    const dev = await developer(h);
+    const app = await paidApp(h, dev, { amount: '20.00' });
+    const m = await merchant(h, { email: `fail-${Date.now()}@example.com` });
+    const { installationId } = await install(h, m, app);
+    h.clock.advance(3600);
+    await h.req('DELETE', `/apps/installations/${installationId}`, { token: await m.fresh() });
+    expect(await transactionsOf(h, installationId)).toMatchObject([{ status: 'failed' }]);
+    h.clock.advance(60);
+    await billing(dev);
+    expect((await installation(h, installationId)).status).toBe('uninstalled');
+    expect(await transactionsOf(h, installationId)).toHaveLength(1);
+  });
+
   it('during a trial, or of a free app: uninstalled at once', async () => {
     const dev = await developer(h);
     const trial = await paidApp(h, dev, { amount: '20.00', trialDays: 7 });

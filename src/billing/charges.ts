@@ -170,15 +170,11 @@ async function finishPendingUninstalls(q: Queryable, now: Date, scope: Scope): P
 }
 
 /**
- * Steps 1 to 3 for every due installation (active, on a recurring price, past its trial, period
- * not yet charged), a batch at a time so that no claim waits long for its charge.
+ * The installations due a charge at $1: active, on a recurring price, past their trial, and no paid
+ * or pending period covering now (e.g. a reinstall while it was still running). Callers add their
+ * own conditions from $2 on.
  */
-async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Promise<number> {
-  let attempted = 0;
-  let after = '00000000-0000-0000-0000-000000000000';
-  for (;;) {
-    const { rows } = await deps.db.query<Candidate & { store_email: string }>(
-      `SELECT i.id, i.app_id, i.store_id, a.developer_id, i.billing_start_date, a.pricing, d.commission_rate::text AS commission_rate,
+const DUE_INSTALLATIONS = `SELECT i.id, i.app_id, i.store_id, a.developer_id, i.billing_start_date, a.pricing, d.commission_rate::text AS commission_rate,
               s.email AS store_email,
               (SELECT max(t.period_end) FROM app_transactions t WHERE t.installation_id = i.id AND t.status IN ('paid', 'pending')) AS charged_until
          FROM installations i
@@ -187,45 +183,73 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
          LEFT JOIN developer_accounts d ON d.developer_id = a.developer_id
         WHERE i.status = 'active' AND a.pricing->>'type' = 'recurring'
           AND i.billing_status IN ('trialing', 'active', 'past_due')
-          AND i.billing_start_date <= $1 AND i.id > $2
-          AND ($3::uuid[] IS NULL OR a.developer_id = ANY($3::uuid[]))
-          -- a period already paid for covers now (e.g. a reinstall while it was still running)
+          AND i.billing_start_date <= $1
           AND NOT EXISTS (SELECT 1 FROM app_transactions t WHERE t.installation_id = i.id AND t.status IN ('paid', 'pending')
-                            AND t.period_start <= $1 AND t.period_end > $1)
+                            AND t.period_start <= $1 AND t.period_end > $1)`;
+
+type DueInstallation = Candidate & { store_email: string };
+
+/** A claimed charge, to be made through the provider once the claim is committed. */
+export interface ClaimedCharge {
+  txn: AppTransactionRow;
+  storeEmail: string;
+}
+
+/**
+ * Step 1 for one due installation, on `q` (the uninstall's transaction, or the pool): its period's
+ * pending transaction, or null when there is nothing to charge (no readable price, no FX rate) or
+ * the period was claimed already (one attempt per installation and period).
+ */
+async function claimCharge(deps: Deps, q: Queryable, c: DueInstallation, now: Date): Promise<ClaimedCharge | null> {
+  let amountMinor: number | null = null;
+  try {
+    amountMinor = parseMoney(c.pricing.amount);
+  } catch {
+    amountMinor = null; // app-input.ts validates prices; an unreadable one is never charged
+  }
+  const currency = String(c.pricing.currency ?? 'USD').toUpperCase();
+  const fxRate = fxRateFor(deps, currency);
+  const period = chargePeriod(c, now);
+  if (!amountMinor || amountMinor <= 0 || !period) return null;
+  // C5.2 / C10.2: amounts are exact integers. A price past 2^53 - 1 minor units (app-input.ts
+  // does not bound it) cannot be split exactly, and mulHalfEven refuses it with a throw that
+  // used to end the whole run, so no installation after it was ever charged. Never charged.
+  if (!Number.isSafeInteger(amountMinor) || (fxRate && !Number.isSafeInteger(mulHalfEven(amountMinor, fxRate)))) {
+    deps.log.warn({ installationId: c.id, amount: c.pricing.amount, currency }, 'billing: price beyond exact minor units; charge skipped');
+    return null;
+  }
+  if (!fxRate) {
+    // No rate to roll the developer's share up to USD: not charged until one is configured.
+    deps.log.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
+    return null;
+  }
+  const txn = await openCharge(q, {
+    installationId: c.id, appId: c.app_id, storeId: c.store_id, developerId: c.developer_id, amountMinor, currency,
+    commissionRate: parseDecimal(c.commission_rate ?? deps.config.commissionRate), fxRate,
+    periodStart: period.start, periodEnd: period.end,
+  }, now);
+  return txn ? { txn, storeEmail: c.store_email } : null;
+}
+
+/**
+ * Steps 1 to 3 for every due installation (active, on a recurring price, past its trial, period
+ * not yet charged), a batch at a time so that no claim waits long for its charge.
+ */
+async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Promise<number> {
+  let attempted = 0;
+  let after = '00000000-0000-0000-0000-000000000000';
+  for (;;) {
+    const { rows } = await deps.db.query<DueInstallation>(
+      `${DUE_INSTALLATIONS}
+          AND i.id > $2 AND ($3::uuid[] IS NULL OR a.developer_id = ANY($3::uuid[]))
         ORDER BY i.id LIMIT ${BATCH}`,
       [now, after, scope.developerIds ?? null],
     );
-    const claimed: { txn: AppTransactionRow; storeEmail: string }[] = [];
+    const claimed: ClaimedCharge[] = [];
     for (const c of rows) {
-      let amountMinor: number | null = null;
       try {
-        amountMinor = parseMoney(c.pricing.amount);
-      } catch {
-        amountMinor = null; // app-input.ts validates prices; an unreadable one is never charged
-      }
-      const currency = String(c.pricing.currency ?? 'USD').toUpperCase();
-      const fxRate = fxRateFor(deps, currency);
-      const period = chargePeriod(c, now);
-      if (!amountMinor || amountMinor <= 0 || !period) continue;
-      // C5.2 / C10.2: amounts are exact integers. A price past 2^53 - 1 minor units (app-input.ts
-      // does not bound it) cannot be split exactly, and mulHalfEven refuses it with a throw that
-      // used to end the whole run, so no installation after it was ever charged. Never charged.
-      if (!Number.isSafeInteger(amountMinor) || (fxRate && !Number.isSafeInteger(mulHalfEven(amountMinor, fxRate)))) {
-        deps.log.warn({ installationId: c.id, amount: c.pricing.amount, currency }, 'billing: price beyond exact minor units; charge skipped');
-        continue;
-      }
-      if (!fxRate) {
-        // No rate to roll the developer's share up to USD: not charged until one is configured.
-        deps.log.warn({ installationId: c.id, currency }, 'billing: no SVC_FX_RATES entry for the currency; charge skipped');
-        continue;
-      }
-      try {
-        const txn = await openCharge(deps.db, {
-          installationId: c.id, appId: c.app_id, storeId: c.store_id, developerId: c.developer_id, amountMinor, currency,
-          commissionRate: parseDecimal(c.commission_rate ?? deps.config.commissionRate), fxRate,
-          periodStart: period.start, periodEnd: period.end,
-        }, now);
-        if (txn) claimed.push({ txn, storeEmail: c.store_email });
+        const charge = await claimCharge(deps, deps.db, c, now);
+        if (charge) claimed.push(charge);
       } catch (err) {
         // One installation's error must not leave every installation after it uncharged.
         deps.log.error({ err, installationId: c.id }, 'billing: claiming a charge failed; the others go on');
@@ -237,6 +261,20 @@ async function chargeDueInstallations(deps: Deps, now: Date, scope: Scope): Prom
     after = rows[rows.length - 1].id;
   }
   return attempted;
+}
+
+/**
+ * C10.1, C10.2 at uninstall, in its transaction (the installation locked, still `active`): the
+ * period running now is claimed if it is due and was not charged yet. The job runs once a UTC day,
+ * so an app installed after one run and removed before the next was never charged for the period
+ * it was used in, and a reinstall (no second trial) made that a free app, day after day. The
+ * period began while the app was active: it is charged once, as the job would have, and the
+ * uninstall leaves the installation `pending_uninstall` until it ends. The caller charges the
+ * claim through the provider after its commit (`chargeClaimedSafely`).
+ */
+export async function claimChargeAtUninstall(deps: Deps, tx: Queryable, installationId: string, now: Date): Promise<ClaimedCharge | null> {
+  const { rows } = await tx.query<DueInstallation>(`${DUE_INSTALLATIONS} AND i.id = $2`, [now, installationId]);
+  return rows[0] ? claimCharge(deps, tx, rows[0], now) : null;
 }
 
 /**
@@ -291,7 +329,7 @@ export async function chargeClaimed(deps: Deps, txn: AppTransactionRow, storeEma
 }
 
 /** chargeClaimed whose error is logged, not thrown: the charge stays pending and is retried after its lease. */
-async function chargeClaimedSafely(deps: Deps, txn: AppTransactionRow, storeEmail: string): Promise<void> {
+export async function chargeClaimedSafely(deps: Deps, txn: AppTransactionRow, storeEmail: string): Promise<void> {
   try {
     await chargeClaimed(deps, txn, storeEmail);
   } catch (err) {

@@ -18,7 +18,7 @@ import {
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
-import { paidPeriodRunning } from '../billing/charges.js';
+import { chargeClaimedSafely, claimChargeAtUninstall, paidPeriodRunning } from '../billing/charges.js';
 import { activateAppFunctions, deactivateAppFunctions } from '../functions/functions.repo.js';
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
@@ -227,7 +227,7 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
 export async function uninstall(deps: Deps, storeId: string, installationId: string) {
   if (!isUuid(installationId)) throw notFound('Installation not found');
   const now = deps.clock.now();
-  const row = await deps.db.transaction(async (tx) => {
+  const { row, due } = await deps.db.transaction(async (tx) => {
     // Locked first, as a code exchange locks it: an exchange in flight either finishes before this
     // (and its tokens are revoked below) or waits and finds its code expired.
     const installation = await lockInstallation(tx, installationId);
@@ -239,14 +239,19 @@ export async function uninstall(deps: Deps, storeId: string, installationId: str
     // A code handed off before the uninstall must not bring the app back: it expires now too.
     await expireUnusedCodes(tx, installationId, now);
     await publishRevocation(tx, installationId);
+    // C10.2: a period that began while the app was active and that the daily job has not charged
+    // yet is charged now (claimed here, made through the provider after the commit).
+    const due = await claimChargeAtUninstall(deps, tx, installationId, now);
     // C4.7, C10.1: while a paid period runs the app stays `pending_uninstall`; the billing job
     // makes it `uninstalled` when the period ends (C14.12).
     const status = (await paidPeriodRunning(tx, installationId, now)) ? 'pending_uninstall' : 'uninstalled';
     // C11.2: its functions stop running on the store at once, and stay listed.
     await deactivateAppFunctions(tx, installation.app_id, storeId, now);
-    return markUninstalled(tx, installationId, status, now);
+    return { row: await markUninstalled(tx, installationId, status, now), due };
   });
   deps.tokens.evictInstallation(installationId);
+  // A provider that is down leaves the charge pending; the job retries it after its lease.
+  if (due) await chargeClaimedSafely(deps, due.txn, due.storeEmail);
   return installationView(row, await findApp(deps.db, row.app_id));
 }
 
