@@ -142,6 +142,23 @@ describe('PATCH /variants/update-single-variant/{id}: fields (app-api.md Variant
     await patch(v.id, m.token, { stock: '3', name: 'Same stock' });
     expect((await newEvents(h, m.storeId, before)).map((e) => e.topic)).toEqual(['products/update']);
   });
+
+  // Found in review: `available` also required the status a variant was created with (OUT_OF_STOCK
+  // at stock 0, never changed by a later stock change), so a restocked variant stayed unavailable
+  // to apps for ever while checkouts sold it. It is whether it can be bought: stock above 0.
+  it('`available` follows the stock, whatever the stock status label says (app-api.md Product variants[])', async () => {
+    const m = await signupMerchant(h);
+    const { product, variants: [v] } = await productWithVariants(m);
+    const shown = async () => (await h.req('PUT', `/products/${product.product_id}`, { token: m.token, body: {} })).json().data.variants[0];
+    await patch(v.id, m.token, { stock: '0' });
+    expect(await shown()).toMatchObject({ inventory_quantity: 0, available: false });
+    await patch(v.id, m.token, { stock: '10' });
+    expect(await shown()).toMatchObject({ inventory_quantity: 10, available: true });
+    await patch(v.id, m.token, { stockStatus: 'OUT_OF_STOCK' });
+    expect(await shown()).toMatchObject({ inventory_quantity: 10, available: true });
+    await patch(v.id, m.token, { stock: '0', stockStatus: 'IN_STOCK' });
+    expect(await shown()).toMatchObject({ inventory_quantity: 0, available: false });
+  });
 });
 
 describe('mainImage upload (C7.3): type by bytes, at most 20 MB, kept under the data dir, served at {base_url}/uploads', () => {

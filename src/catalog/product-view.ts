@@ -72,7 +72,7 @@ export function productView(p: ProductRow) {
       ...variantPrices(v),
       sku: v.sku,
       inventory_quantity: v.stock,
-      available: v.stock > 0 && v.stock_status !== 'OUT_OF_STOCK',
+      available: v.stock > 0,
     })),
     images: p.images.map((i) => ({ id: i.num_id, product_id: p.num_id, src: i.src, position: i.position })),
     created_at: p.created_at.toISOString(),
