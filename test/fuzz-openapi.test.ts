@@ -37,6 +37,8 @@ interface Operation {
   schemaProps: string[];
   /** The statuses the reference lists for the operation's answers. */
   statuses: string[];
+  /** The response headers the reference declares, by status (lower case). */
+  headers: Record<string, string[]>;
 }
 
 interface Case {
@@ -71,6 +73,7 @@ beforeAll(async () => {
         hasBody: ['POST', 'PUT', 'PATCH'].includes(method.toUpperCase()),
         schemaProps: Object.keys(schema?.properties ?? {}),
         statuses: Object.keys(op.responses ?? {}),
+        headers: Object.fromEntries(Object.entries<any>(op.responses ?? {}).map(([status, r]) => [status, Object.keys(r.headers ?? {}).map((k) => k.toLowerCase())])),
       });
     }
   }
@@ -186,6 +189,9 @@ function makeCase(op: Operation, rand: Rand, i: number): Case {
 // ---------------------------------------------------------------------------------------------
 // Sending and judging
 
+/** Response headers that carry meaning for a client, which the reference must declare where they are sent. */
+const DOCUMENTED_HEADERS = ['link', 'x-svc-api-version', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after'];
+
 /** Statuses seen per operation, printed with FUZZ_STATS=1 (to see how deep the cases reach). */
 const stats = new Map<string, Record<number, number>>();
 
@@ -204,6 +210,10 @@ async function send(c: Case): Promise<string | null> {
   // gives but never declared) is a client generated from it left without a case.
   if (!c.op.statuses.includes(String(res.statusCode))) return fail(`a status the API reference does not list (it lists ${c.op.statuses.join(', ')})`);
   if (c.op.path.startsWith('/api/v1/') && res.headers['x-svc-api-version'] !== '2026-06') return fail('no X-SVC-Api-Version header');
+  // The headers a client acts on (paging, the rate limit, when to retry) are in the reference for
+  // the status they came with, as the statuses themselves are.
+  const undeclared = DOCUMENTED_HEADERS.filter((name) => res.headers[name] !== undefined && !c.op.headers[String(res.statusCode)]?.includes(name));
+  if (undeclared.length) return fail(`headers the API reference does not declare for this status: ${undeclared.join(', ')}`);
   if (c.token && res.statusCode === 401) return fail('a valid credential was refused');
   if (res.statusCode < 400) return null;
   for (const leak of LEAKS) if (leak.test(res.body)) return fail(`leaks internals (${leak})`);

@@ -36,7 +36,7 @@ const productBody = Type.Object({ product: ProductSchema });
 export async function productApiRoutes(instance: FastifyInstance, { deps }: { deps: Deps }) {
   const api = typed(instance);
   api.get('/products.json', {
-    config: { scope: 'read_products', shape: 'errors', errors: { 422: 'status is not active, draft or archived (C6.1)' } },
+    config: { scope: 'read_products', shape: 'errors', pagedByLink: true, errors: { 422: 'status is not active, draft or archived (C6.1)' } },
     schema: {
       tags, summary: 'List products, newest first (C6.1)',
       querystring: pagedQuery({ status: Type.Optional(Type.String({ description: 'active, draft or archived (another value -> 422)' })) }),

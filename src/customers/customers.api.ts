@@ -29,7 +29,7 @@ export async function customerApiRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request, reply) => reply.code(201).send({ customer: await createCustomer(deps, apiCaller(request).storeId, request.body) }));
 
   api.get('/customers.json', {
-    config: read,
+    config: { ...read, pagedByLink: true },
     schema: {
       tags, summary: 'Customers, newest first; paging in the Link header (C5.4)',
       querystring: PagingQuery,

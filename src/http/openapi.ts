@@ -35,6 +35,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Error statuses the route itself gives beyond the common ones, with what each means (for the reference). */
     errors?: Record<number, string>;
+    /** A bare-body App API list whose pages are linked in the `Link` header (app-api.md Conventions 5). */
+    pagedByLink?: boolean;
   }
 }
 
@@ -82,6 +84,10 @@ export function createOpenapiTransform() {
     // A body that may come wrapped under its resource's key (src/http/resource-body.ts): both forms.
     const key = (route.config as { bodyKey?: string } | undefined)?.bodyKey;
     const body = key && schema.body ? { anyOf: [schema.body, { type: 'object', required: [key], properties: { [key]: schema.body } }], description: schema.body.description } : schema.body;
+    // The list's paging, which its bare body does not carry (@fastify/swagger makes `headers` response headers).
+    if ((route.config as { pagedByLink?: boolean } | undefined)?.pagedByLink && response[200]) {
+      response[200] = { ...(response[200] as Schema), headers: { Link: LINK_HEADER } };
+    }
     return { schema: { ...schema, operationId, security, response, ...(body ? { body } : {}) }, url };
   };
 }
@@ -94,6 +100,33 @@ export function createOpenapiTransform() {
 function admitsNoBody(schema: Schema): boolean {
   if (Array.isArray(schema.anyOf)) return schema.anyOf.some((form: Schema) => admitsNoBody(form));
   return schema.type === undefined || ([] as unknown[]).concat(schema.type).includes('null');
+}
+
+const LINK_HEADER = {
+  type: 'string',
+  description: 'The next and previous pages (RFC 8288): `<url>; rel="next"`, `<url>; rel="previous"`; absent on a single page',
+};
+
+const header = (description: string, type: 'string' | 'integer' = 'string') => ({ description, schema: { type } });
+
+/**
+ * The headers the App API puts on its answers (app-api.md Limits: "Headers on every `/api/v1/`
+ * response"; C5.5): the version on each; the rate-limit headers on each but a 401 (a stranger is
+ * not counted) and a 503 (the rate-limit store is down, nothing was counted); `Retry-After` on
+ * every 429 and 503, anywhere (the login throttle's 429 and a draining process's 503 too).
+ */
+function answerHeaders(path: string, status: string): Record<string, unknown> {
+  const headers: Record<string, unknown> = {};
+  if (path.startsWith('/api/v1/')) {
+    headers['X-SVC-Api-Version'] = header('The API version that answered (`2026-06`)');
+    if (status !== '401' && status !== '503') {
+      headers['X-RateLimit-Limit'] = header("Requests the app may make per window on this store (its tier's cap)", 'integer');
+      headers['X-RateLimit-Remaining'] = header('Requests left in the window after this one', 'integer');
+      headers['X-RateLimit-Reset'] = header('When the window resets (Unix seconds)', 'integer');
+    }
+  }
+  if (status === '429' || status === '503') headers['Retry-After'] = header('Seconds to wait before trying again', 'integer');
+  return headers;
 }
 
 const ERROR_SCHEMA_NAMES: Record<keyof typeof errorShapeSchemas, string> = {
@@ -115,12 +148,14 @@ export function shareErrorSchemas({ openapiObject }: { openapiObject: Schema }):
     openapiObject.components.schemas[name] = schema;
     byText.set(JSON.stringify(schema), name);
   }
-  for (const operations of Object.values<Schema>(openapiObject.paths ?? {})) {
+  for (const [path, operations] of Object.entries<Schema>(openapiObject.paths ?? {})) {
     for (const operation of Object.values<Schema>(operations)) {
       // A body that may be absent is not a required request body.
       const bodySchema = operation?.requestBody?.content?.['application/json']?.schema;
       if (bodySchema && admitsNoBody(bodySchema)) operation.requestBody.required = false;
-      for (const response of Object.values<Schema>(operation?.responses ?? {})) {
+      for (const [status, response] of Object.entries<Schema>(operation?.responses ?? {})) {
+        const headers = answerHeaders(path, status);
+        if (Object.keys(headers).length) response.headers = { ...response.headers, ...headers };
         const media = response?.content?.['application/json'];
         const name = media && byText.get(JSON.stringify(media.schema));
         if (name) media.schema = { $ref: `#/components/schemas/${name}` };

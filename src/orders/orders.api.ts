@@ -76,7 +76,7 @@ export async function orderApiRoutes(instance: FastifyInstance, { deps }: { deps
   const read = { scope: 'read_orders', shape: 'errors' } as const;
 
   api.get('/orders.json', {
-    config: { ...read, errors: { 422: 'status, since_id or ids is not a value the list accepts (app-api.md Status codes, C7.2)' } },
+    config: { ...read, pagedByLink: true, errors: { 422: 'status, since_id or ids is not a value the list accepts (app-api.md Status codes, C7.2)' } },
     schema: {
       tags,
       summary: 'Orders, newest first, in the list view; paging in the Link header (C5.4)',

@@ -2148,6 +2148,8 @@ export interface operations {
             /** @description A dependency does not answer */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2336,6 +2338,8 @@ export interface operations {
             /** @description Too many failed logins; `Retry-After` says when to try again */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10389,6 +10393,8 @@ export interface operations {
             /** @description More than 60 test deliveries of this app in a minute (Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10533,6 +10539,8 @@ export interface operations {
             /** @description More than 60 rate tests of this app in a minute (Retry-After) */
             429: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10542,6 +10550,8 @@ export interface operations {
             /** @description The counter of rate tests is unavailable (Retry-After) */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12064,6 +12074,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next and previous pages (RFC 8288): `<url>; rel="next"`, `<url>; rel="previous"`; absent on a single page */
+                    Link?: string;
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12118,6 +12138,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12127,6 +12155,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12136,6 +12166,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12145,6 +12183,14 @@ export interface operations {
             /** @description status is not active, draft or archived (C6.1) */
             422: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12154,6 +12200,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12163,6 +12219,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12239,6 +12299,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12293,6 +12361,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12302,6 +12378,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12311,6 +12389,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12320,6 +12406,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,6 +12423,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12338,6 +12442,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12361,6 +12469,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12415,6 +12531,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12424,6 +12548,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12433,6 +12559,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12442,6 +12576,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12451,6 +12593,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12460,6 +12612,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12527,6 +12683,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12581,6 +12745,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12590,6 +12762,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12599,6 +12773,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12608,6 +12790,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12617,6 +12807,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12626,6 +12824,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12635,6 +12843,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12658,6 +12870,14 @@ export interface operations {
             /** @description An empty object */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12667,6 +12887,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12676,6 +12904,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12685,6 +12915,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12694,6 +12932,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12703,6 +12949,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12712,6 +12968,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12732,6 +12992,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12741,6 +13009,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12750,6 +13020,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12759,6 +13037,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12768,6 +13054,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12777,6 +13073,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12797,6 +13097,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12806,6 +13114,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12815,6 +13125,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12824,6 +13142,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12833,6 +13159,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12842,6 +13176,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12851,6 +13195,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12871,6 +13219,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12880,6 +13236,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12889,6 +13247,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12898,6 +13264,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12907,6 +13281,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12916,6 +13298,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12925,6 +13317,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12945,6 +13341,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12954,6 +13358,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12963,6 +13369,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12972,6 +13386,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12981,6 +13403,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12990,6 +13422,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13010,6 +13446,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13019,6 +13463,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13028,6 +13474,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13037,6 +13491,14 @@ export interface operations {
             /** @description Default Response */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13046,6 +13508,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13055,6 +13525,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13064,6 +13544,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13138,6 +13622,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13183,6 +13675,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13192,6 +13692,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13201,6 +13703,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13210,6 +13720,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13219,6 +13737,14 @@ export interface operations {
             /** @description A field is invalid, e.g. the title is missing (app-api.md Status codes) */
             422: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13228,6 +13754,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13237,6 +13773,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13275,6 +13815,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13295,6 +13843,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13315,6 +13871,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13324,6 +13888,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13333,6 +13899,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13342,6 +13916,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13351,6 +13933,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13360,6 +13952,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13395,6 +13991,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13441,6 +14045,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13450,6 +14062,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13459,6 +14073,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13468,6 +14090,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13477,6 +14109,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13527,6 +14163,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13570,6 +14214,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13579,6 +14231,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13588,6 +14242,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13597,6 +14259,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13606,6 +14276,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13615,6 +14295,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13660,6 +14344,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13700,6 +14392,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13709,6 +14409,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13718,6 +14420,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13727,6 +14437,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13736,6 +14454,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13745,6 +14473,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13765,6 +14497,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13892,6 +14632,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13901,6 +14649,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13910,6 +14660,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13919,6 +14677,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13928,6 +14696,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13953,6 +14725,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13999,6 +14779,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14008,6 +14796,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14017,6 +14807,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14026,6 +14824,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14035,6 +14843,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14088,6 +14900,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14128,6 +14948,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14137,6 +14965,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14146,6 +14976,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14155,6 +14993,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14164,6 +15010,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14173,6 +15029,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14196,6 +15056,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14236,6 +15104,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14245,6 +15121,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14254,6 +15132,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14263,6 +15149,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14272,6 +15166,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14281,6 +15185,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14337,6 +15245,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14377,6 +15293,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14386,6 +15310,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14395,6 +15321,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14404,6 +15338,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14413,6 +15355,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14422,6 +15372,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14431,6 +15391,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14454,6 +15418,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14471,6 +15443,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14480,6 +15460,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14489,6 +15471,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14498,6 +15488,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14507,6 +15505,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14516,6 +15524,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14541,6 +15553,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next and previous pages (RFC 8288): `<url>; rel="next"`, `<url>; rel="previous"`; absent on a single page */
+                    Link?: string;
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14607,6 +15629,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14616,6 +15646,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14625,6 +15657,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14634,6 +15674,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14643,6 +15693,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14705,6 +15759,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14771,6 +15833,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14780,6 +15850,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14789,6 +15861,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14798,6 +15878,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14807,6 +15895,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14816,6 +15914,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14839,6 +15941,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14905,6 +16015,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14914,6 +16032,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14923,6 +16043,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14932,6 +16060,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14941,6 +16077,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14950,6 +16096,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15015,6 +16165,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15081,6 +16239,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15090,6 +16256,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15099,6 +16267,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15108,6 +16284,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15117,6 +16301,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15126,6 +16318,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15135,6 +16337,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15158,6 +16364,14 @@ export interface operations {
             /** @description An empty object */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15167,6 +16381,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15176,6 +16398,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15185,6 +16409,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15194,6 +16426,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15203,6 +16443,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15212,6 +16462,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15241,6 +16495,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15291,6 +16553,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15300,6 +16570,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15309,6 +16581,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15318,6 +16598,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15327,6 +16617,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15347,6 +16641,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15373,6 +16675,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15382,6 +16692,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15391,6 +16703,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15400,6 +16720,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15409,6 +16739,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15447,6 +16781,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15473,6 +16815,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15482,6 +16832,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15491,6 +16843,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15500,6 +16860,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15509,6 +16877,14 @@ export interface operations {
             /** @description The topic is not subscribable, or the address is not an allowed https URL (C6.4, C8.9) */
             422: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15518,6 +16894,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15527,6 +16913,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15550,6 +16940,14 @@ export interface operations {
             /** @description An empty object */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15559,6 +16957,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15568,6 +16974,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15577,6 +16985,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15586,6 +17002,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15595,6 +17019,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15604,6 +17038,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15635,6 +17073,16 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next and previous pages (RFC 8288): `<url>; rel="next"`, `<url>; rel="previous"`; absent on a single page */
+                    Link?: string;
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15753,6 +17201,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15762,6 +17218,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15771,6 +17229,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15780,6 +17246,14 @@ export interface operations {
             /** @description status, since_id or ids is not a value the list accepts (app-api.md Status codes, C7.2) */
             422: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15789,6 +17263,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15798,6 +17282,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15821,6 +17309,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16012,6 +17508,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16021,6 +17525,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16030,6 +17536,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16039,6 +17553,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16048,6 +17570,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16057,6 +17589,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16134,6 +17670,14 @@ export interface operations {
             /** @description Default Response */
             201: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16177,6 +17721,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16186,6 +17738,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16195,6 +17749,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16204,6 +17766,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16213,6 +17783,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16222,6 +17800,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16231,6 +17819,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16286,6 +17878,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16329,6 +17929,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16338,6 +17946,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16347,6 +17957,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16356,6 +17974,14 @@ export interface operations {
             /** @description No such resource (or not visible to the caller) */
             404: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16365,6 +17991,14 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16374,6 +18008,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16383,6 +18027,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16410,6 +18058,14 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16469,6 +18125,14 @@ export interface operations {
             /** @description The request is malformed or a field is invalid */
             400: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16478,6 +18142,8 @@ export interface operations {
             /** @description No credential, or one that is invalid, expired or revoked */
             401: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16487,6 +18153,14 @@ export interface operations {
             /** @description The token lacks the scope, or the resource belongs to another store */
             403: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16496,6 +18170,16 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` says when to retry */
             429: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Requests the app may make per window on this store (its tier's cap) */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the window after this one */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets (Unix seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16505,6 +18189,10 @@ export interface operations {
             /** @description The rate-limit store is unavailable; retry shortly */
             503: {
                 headers: {
+                    /** @description The API version that answered (`2026-06`) */
+                    "X-SVC-Api-Version"?: string;
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
