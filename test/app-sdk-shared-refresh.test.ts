@@ -6,13 +6,12 @@
 // The same for a handoff: a process that had not exchanged its code itself (another process, or
 // the app restarted within the code's 10 minutes) sent it again on a reload of `/auth`, and the
 // platform revoked the tokens the code gave (C4.4). The tokens now keep the code's hash.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, listenOnLoopback, type Harness } from './helpers/harness.js';
-import { ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
+import { runSdkProcess } from './helpers/sdk-process.js';
 import { handoffFor, installedThroughSdk } from './helpers/sdk.js';
 import { createTestApp, signupMerchant, signupPartner } from './helpers/actors.js';
 import { FileTokenStore, MemoryTokenStore, TokenKeeper, type TokenStore } from '../packages/app-sdk/src/index.js';
@@ -40,21 +39,6 @@ async function installedIn(store: TokenStore) {
   return s;
 }
 
-/** Runs `body` (TypeScript, top-level await) in a new Node process with the SDK as `sdk`; its exit code and output. */
-function runInProcess(body: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const dir = tempDir('svc-sdk-procs-');
-  const script = join(dir, 'script.mts');
-  writeFileSync(script, `import * as sdk from ${JSON.stringify(join(ROOT, 'packages/app-sdk/src/index.ts'))};\n${body}`);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, ...args], { cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
-
 describe('two TokenKeepers of one store refresh an expired token at once (C4.5)', () => {
   it.each([
     ['one MemoryTokenStore', () => { const one = new MemoryTokenStore(); return () => one; }],
@@ -76,7 +60,7 @@ describe('two TokenKeepers of one store refresh an expired token at once (C4.5)'
     const path = join(tempDir('svc-sdk-procs-'), 'tokens.json');
     const s = await installedIn(new FileTokenStore(path));
     const at = Date.now() + 3000; // past both processes' start, even on a loaded machine
-    const run = () => runInProcess(`
+    const run = () => runSdkProcess(`
       const [path, shop, creds, at] = [process.argv[2], process.argv[3], JSON.parse(process.argv[4]), Number(process.argv[5])];
       const keeper = new sdk.TokenKeeper(creds, new sdk.FileTokenStore(path), { now: () => Date.now() + 25 * 3600_000 });
       await new Promise((r) => setTimeout(r, at - Date.now())); // both start their refresh at one instant
@@ -100,7 +84,7 @@ describe('a handoff seen again by a process that did not exchange it (C4.4)', ()
     const query = (await handoffFor(h, merchant, app)).toString();
     const path = join(tempDir('svc-sdk-restart-'), 'tokens.json');
     // The app's /auth, as the example app runs it, in a process of its own each time.
-    const auth = () => runInProcess(`
+    const auth = () => runSdkProcess(`
       const [path, creds, query] = [process.argv[2], JSON.parse(process.argv[3]), process.argv[4]];
       const handoff = sdk.verifyHandoff(query, creds.clientSecret);
       if (!handoff.ok) throw new Error(handoff.reason);

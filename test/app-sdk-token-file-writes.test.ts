@@ -5,27 +5,11 @@
 // next refresh then presented the rotated token, and the platform (C4.5 reuse detection) revoked
 // Y's installation. Two real processes on one token file: one installs and forgets shop-x in a
 // loop, the other, under `lock('shop-y')`, checks that shop-y still holds what it last wrote.
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from './helpers/process.js';
 import { tempDir } from './helpers/temp-dirs.js';
-
-/** Runs `body` (TypeScript, top-level await) in a new Node process with the SDK as `sdk`; its exit code and output. */
-function runInProcess(body: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const dir = tempDir('svc-sdk-writes-');
-  const script = join(dir, 'script.mts');
-  writeFileSync(script, `import * as sdk from ${JSON.stringify(join(ROOT, 'packages/app-sdk/src/index.ts'))};\n${body}`);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=svc-source', '--import', 'tsx', script, ...args], { cwd: ROOT });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
-}
+import { runSdkProcess } from './helpers/sdk-process.js';
 
 const TOKENS = `(name) => ({ accessToken: 'a-' + name, refreshToken: 'r-' + name, accessExpiresAt: Date.now() + 3600_000, refreshExpiresAt: Date.now() + 30 * 86400_000, scopes: ['read_products'] })`;
 const RUN_MS = 1500;
@@ -42,7 +26,7 @@ describe('FileTokenStore: writes from several processes on one token file', () =
       const store = new sdk.FileTokenStore(path);
     `;
     // Process 1: the app forgetting (and reinstalling) shop-x, through TokenKeeper as an app does.
-    const forgetter = runInProcess(`${prelude}
+    const forgetter = runSdkProcess(`${prelude}
       const keeper = new sdk.TokenKeeper(creds, store);
       await new Promise((r) => setTimeout(r, at - Date.now()));
       let rounds = 0;
@@ -54,7 +38,7 @@ describe('FileTokenStore: writes from several processes on one token file', () =
       process.stdout.write(JSON.stringify({ rounds }));
     `, args);
     // Process 2: shop-y's refreshes, each under the store's lock: read, check, write the next tokens.
-    const refresher = runInProcess(`${prelude}
+    const refresher = runSdkProcess(`${prelude}
       let last = 'y-start';
       await store.set('shop-y', tokens(last));
       await new Promise((r) => setTimeout(r, at - Date.now()));
