@@ -154,6 +154,44 @@ describe('GET /api/v1/orders/{id}.json: the full view (app-api.md Order)', () =>
     expect(o.metafields).toEqual({ custom: { gift: true, points: 12 }, erp: { ref: 'ERP-9' } });
   });
 
+  // Found in review: a namespace `__proto__` (then accepted by the bulk write) made the grouping
+  // write the value onto Object.prototype, for every object of the process, which then crashed on
+  // every read of the order. Swept: every name an object inherits, as namespace and as key, in rows
+  // as they may already be stored; the bulk write now refuses `__proto__`.
+  it('metafield namespaces and keys that name inherited properties are plain keys: no prototype is touched', async () => {
+    const { s, order } = await richOrder();
+    const now = new Date();
+    const INHERITED = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+    const expected = new Map<string, [string, string][]>();
+    for (const ns of INHERITED) {
+      for (const key of [...INHERITED, 'svcPolluted']) {
+        await h.db.query(
+          `INSERT INTO metafields (id, store_id, owner_type, owner_id, namespace, key, type, value, created_at, updated_at) VALUES ($1,$2,'order',$3,$4,$5,'single_line_text_field',$6,$7,$7)`,
+          [uuidv7(), s.merchant.storeId, order.orderId, ns, key, `${ns}/${key}`, now],
+        );
+        expected.set(ns, [...(expected.get(ns) ?? []), [key, `${ns}/${key}`]]);
+      }
+    }
+    const before = Object.getOwnPropertyNames(Object.prototype).sort();
+    const res = await get(s.accessToken, `/api/v1/orders/${order.orderId}.json`);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(before);
+    expect(({} as Record<string, unknown>).svcPolluted).toBeUndefined();
+    // Read as JSON.parse reads it (own properties, `__proto__` included), each group whole.
+    const metafields = JSON.parse(res.body).order.metafields;
+    for (const ns of INHERITED) {
+      expect(Object.prototype.hasOwnProperty.call(metafields, ns), ns).toBe(true);
+      expect(Object.entries(metafields[ns]).sort(), ns).toEqual(expected.get(ns)!.sort());
+    }
+    expect((await get(s.accessToken, '/api/v1/orders.json')).statusCode).toBe(200);
+
+    const write = await h.req('POST', '/metafields/bulk', {
+      token: s.merchant.token, body: { metafields: [{ ownerType: 'order', ownerId: order.orderId, namespace: '__proto__', key: 'k', type: 'single_line_text_field', value: 'v' }] },
+    });
+    expect(write.statusCode).toBe(400);
+    expect(write.json().message).toContain('must not be __proto__');
+  });
+
   it('404 errors body for an unknown id, a non-UUID and another store\'s order', async () => {
     const { s, order } = await richOrder();
     const other = await orderStore(h);

@@ -30,6 +30,9 @@ function readItem(item: unknown, index: number): Pending | string {
   if (typeof ownerRef !== 'string' || ownerRef.trim() === '') return "ownerId can't be blank";
   if (typeof it.namespace !== 'string' || !NAMESPACE.test(it.namespace)) return 'namespace must be 1 to 255 letters, digits or _ - . : $';
   if (typeof it.key !== 'string' || !KEY.test(it.key)) return 'key must be 1 to 64 letters, digits or _ - .';
+  // Both become keys of the objects apps receive (an order's `metafields`, grouped by namespace):
+  // `__proto__` there is a prototype to many JSON readers' merges, never a name of data.
+  if (it.namespace === '__proto__' || it.key === '__proto__') return 'namespace and key must not be __proto__';
   if (!isMetafieldType(it.type)) return `type must be one of ${METAFIELD_TYPES.join(', ')}`;
   const value = rawValue(it.type, it.value);
   if ('error' in value) return `value ${value.error}`;

@@ -200,8 +200,14 @@ function discountApplications(o: OrderRow) {
   return out;
 }
 
+/**
+ * The order's metafields grouped by namespace. Namespaces and keys are a client's strings, so the
+ * groups are built as Maps: `(out[namespace] ??= {})[key] = value` with a namespace `__proto__`
+ * wrote the value onto Object.prototype, for every object of the process (found in review: it
+ * took the process down, and again on every read of the order after a restart).
+ */
 function metafieldsView(rows: [string, string, string, string][] | undefined) {
-  const out: Record<string, Record<string, unknown>> = {};
+  const groups = new Map<string, Map<string, unknown>>();
   for (const [namespace, key, type, raw] of rows ?? []) {
     let value: unknown = raw;
     try {
@@ -209,9 +215,11 @@ function metafieldsView(rows: [string, string, string, string][] | undefined) {
     } catch {
       // a raw value that no longer parses is shown as stored
     }
-    (out[namespace] ??= {})[key] = value;
+    const group = groups.get(namespace) ?? new Map<string, unknown>();
+    groups.set(namespace, group.set(key, value));
   }
-  return out;
+  // Object.fromEntries defines own properties: a `__proto__` entry is a plain key, never a prototype.
+  return Object.fromEntries([...groups].map(([namespace, group]) => [namespace, Object.fromEntries(group)])) as Record<string, Record<string, unknown>>;
 }
 
 export const itemCount = (o: Pick<OrderRow, 'line_items'>) => o.line_items.reduce((s, l) => s + l.quantity, 0);
