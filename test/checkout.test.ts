@@ -165,6 +165,29 @@ describe('a checkout that no longer ships (C15.1)', () => {
     const done = await complete(s, token);
     expect(done.statusCode, done.body).toBe(201);
     expect(done.json().data.order).toMatchObject({ total_price: '25.00', shipping_lines: [] });
+    // Found in review: the order's lines always said true (the column's default), as did POST /orders'.
+    expect(done.json().data.order.line_items.map((l: { requires_shipping: boolean }) => l.requires_shipping)).toEqual([false]);
+    const app = await h.req('GET', `/api/v1/orders/${done.json().data.order.id}.json`, { token: s.accessToken });
+    expect(app.json().order.line_items.map((l: { requires_shipping: boolean }) => l.requires_shipping)).toEqual([false]);
+  });
+
+  it("POST /orders and a replacement of an order's products copy each product's requires_shipping to its lines; a custom line ships", async () => {
+    const s = await orderStore(h);
+    const ships = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const digital = await insertProduct(h, s.merchant.storeId, { price: 500, stock: 10 });
+    await h.db.query('UPDATE products SET requires_shipping = false WHERE id = $1', [digital.id]);
+    const made = await h.req('POST', '/orders', { token: s.merchant.token, body: {
+      customer: { email: `rs-${uniq()}@example.com`, first_name: 'Ada' }, shipping_address: address, paymentMethod: 'card',
+      line_items: [{ product_id: ships.id, quantity: 1 }, { product_id: digital.id, quantity: 1 }, { title: 'Gift wrap', price: 2, quantity: 1 }],
+    } });
+    expect(made.statusCode, made.body).toBe(201);
+    const orderId = made.json().data.orderId;
+    const shown = async () => (await h.req('GET', `/api/v1/orders/${orderId}.json`, { token: s.accessToken })).json().order.line_items
+      .map((l: { title: string; requires_shipping: boolean }) => [l.title, l.requires_shipping]);
+    expect(await shown()).toEqual([[expect.any(String), true], [expect.any(String), false], ['Gift wrap', true]]);
+    const replaced = await h.req('PUT', `/orders/update/${orderId}`, { token: s.merchant.token, body: { products: [{ productId: digital.id, quantity: 2 }] } });
+    expect(replaced.statusCode, replaced.body).toBe(200);
+    expect(await shown()).toEqual([[expect.any(String), false]]);
   });
 });
 

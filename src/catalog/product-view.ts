@@ -21,6 +21,8 @@ export interface ProductRow {
   compare_at_price_minor: number | null;
   inventory_quantity: number;
   sku: string | null;
+  /** Whether the product ships (C15.1): copied to checkout and order lines. */
+  requires_shipping: boolean;
   created_at: Date;
   updated_at: Date;
   variants: VariantJson[];

@@ -7,7 +7,7 @@ import type { ProductRow } from './product-view.js';
  */
 const PRODUCT_COLUMNS = `p.id, p.num_id, p.store_id, p.title, p.handle, p.body_html, p.category, p.vendor, p.product_type,
   p.published_scope, p.status, p.tags, p.price_minor, p.compare_at_price_minor, p.inventory_quantity, p.sku,
-  p.created_at, p.updated_at, p.variants_json AS variants, p.images_json AS images`;
+  p.requires_shipping, p.created_at, p.updated_at, p.variants_json AS variants, p.images_json AS images`;
 
 export const PRODUCT_STATUSES = ['active', 'draft', 'archived'] as const;
 

@@ -19,6 +19,8 @@ export interface ResolvedLine {
   variantTitle: string | null;
   sku: string | null;
   unitMinor: number;
+  /** The product's `requires_shipping` (C15.1: copied to its lines); a custom line ships. */
+  requiresShipping: boolean;
 }
 
 const variantTitle = (v: { name: string; value: string }) => [v.name, v.value].filter(Boolean).join(' / ') || 'Default';
@@ -32,7 +34,7 @@ export async function resolveLines(tx: Queryable, storeId: string, inputs: LineI
   const out: ResolvedLine[] = [];
   for (const input of inputs) {
     if (input.productRef === null) {
-      out.push({ input, productId: null, variantId: null, productNumId: null, variantNumId: null, title: input.title!, variantTitle: null, sku: null, unitMinor: input.priceMinor! });
+      out.push({ input, productId: null, variantId: null, productNumId: null, variantNumId: null, title: input.title!, variantTitle: null, sku: null, unitMinor: input.priceMinor!, requiresShipping: true });
       continue;
     }
     const productField = input.label.startsWith('products') ? `${input.label}.productId` : `${input.label}.product_id`;
@@ -45,7 +47,7 @@ export async function resolveLines(tx: Queryable, storeId: string, inputs: LineI
       if (!v || v.product_id !== product.id) throw fieldError(variantField, 'is not a variant of this product');
       out.push({
         input, productId: product.id, variantId: v.id, productNumId: product.num_id, variantNumId: v.num_id, title: product.title,
-        variantTitle: variantTitle(v), sku: v.sku ?? product.sku, unitMinor: input.priceMinor ?? sellingPrice(v),
+        variantTitle: variantTitle(v), sku: v.sku ?? product.sku, unitMinor: input.priceMinor ?? sellingPrice(v), requiresShipping: product.requires_shipping,
       });
       continue;
     }
@@ -54,7 +56,7 @@ export async function resolveLines(tx: Queryable, storeId: string, inputs: LineI
     if (unit === null) throw fieldError(productField, 'names a product without a price');
     out.push({
       input, productId: product.id, variantId: null, productNumId: product.num_id, variantNumId: null, title: product.title,
-      variantTitle: null, sku: product.sku, unitMinor: unit,
+      variantTitle: null, sku: product.sku, unitMinor: unit, requiresShipping: product.requires_shipping,
     });
   }
   return out;
@@ -79,6 +81,7 @@ export async function insertLines(tx: Queryable, orderId: string, lines: Resolve
       price_minor: l.unitMinor,
       total_discount_minor: discounts[i],
       properties: l.input.properties,
+      requires_shipping: l.requiresShipping,
       stock_deducted: l.productId !== null,
       position: i + 1,
     });

@@ -241,6 +241,7 @@ export interface NewLineItemRow {
   price_minor: number;
   total_discount_minor: number;
   properties: unknown;
+  requires_shipping: boolean;
   stock_deducted: boolean;
   position: number;
 }

@@ -103,7 +103,7 @@ function sampleProduct(now: Date): ProductRow {
   return {
     id: PRODUCT_ID, num_id: 0, store_id: SAMPLE_STORE_ID, title: 'Sample T-shirt', handle: 'sample-t-shirt', body_html: '<p>A sample product.</p>',
     vendor: 'Example Vendor', product_type: 'Shirts', published_scope: 'web', status: 'active', tags: ['sample'], price_minor: 2500,
-    compare_at_price_minor: null, inventory_quantity: 10, sku: null, created_at: now, updated_at: now,
+    compare_at_price_minor: null, inventory_quantity: 10, sku: null, requires_shipping: true, created_at: now, updated_at: now,
     variants: [{ num_id: 0, name: 'Size', value: 'M', price_minor: 2500, discount_price_minor: null, sku: SKU, stock: 10, stock_status: 'IN_STOCK' }],
     images: [{ num_id: 0, src: 'https://example.com/images/sample-t-shirt.png', position: 1 }],
   };
