@@ -47,10 +47,23 @@ describe('every field of the update body (app-api.md merchant record)', () => {
       });
       const view = await full(s.accessToken, o.orderId);
       expect(view).toMatchObject({ email: 'grace@example.com', phone: '+15550199', note: 'ring twice', tracking_number: 'JD0146' });
-      expect(view.shipping_address).toMatchObject({ first_name: 'Grace', last_name: 'Hopper', address1: '7 Navy Way', city: 'Arlington', province: 'VA', country: 'US', country_code: 'US', zip: '22201' });
+      expect(view.shipping_address).toMatchObject({ first_name: 'Grace', last_name: 'Hopper', address1: '7 Navy Way', city: 'Arlington', province: 'VA', province_code: 'VA', country: 'US', country_code: 'US', zip: '22201' });
       // Fields not sent are kept.
       expect(view.shipping_address.address2).toBe('Apt 4');
     }
+  });
+
+  // Found in review: the codes stayed those of the old address (province_code OR for Ontario).
+  it('a state or country sent anew takes its code along: its own when it is one, else unknown', async () => {
+    const { s, o } = await setup();
+    await put(s.merchant.token, o.orderId, { state: 'OR', country: 'US' });
+    expect((await full(s.accessToken, o.orderId)).shipping_address).toMatchObject({ province: 'OR', province_code: 'OR', country: 'US', country_code: 'US' });
+    await put(s.merchant.token, o.orderId, { state: 'Ontario', country: 'Canada' });
+    expect((await full(s.accessToken, o.orderId)).shipping_address).toMatchObject({ province: 'Ontario', province_code: null, country: 'Canada', country_code: null });
+    await put(s.merchant.token, o.orderId, { state: 'nsw', country: 'au' });
+    expect((await full(s.accessToken, o.orderId)).shipping_address).toMatchObject({ province: 'nsw', province_code: 'NSW', country: 'au', country_code: 'AU' });
+    await put(s.merchant.token, o.orderId, { city: 'Sydney' });
+    expect((await full(s.accessToken, o.orderId)).shipping_address).toMatchObject({ city: 'Sydney', province_code: 'NSW', country_code: 'AU' });
   });
 
   it('staffId is kept for audit with the acting user', async () => {

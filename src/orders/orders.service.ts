@@ -149,6 +149,11 @@ function addressChanges(order: OrderRow, input: OrderUpdateInput): Record<string
     a.last_name = last_name;
   }
   for (const [k, column] of keys) if (input[k] !== undefined) a[column] = input[k] as string | null;
+  // Each code follows the field it codes: a state or country sent anew makes the old code wrong
+  // (an order moved from Oregon, OR, to Ontario kept `province_code` OR, and apps route on codes).
+  // A value that is itself a code (ISO 3166: two letters for a country, up to three for a
+  // subdivision) is its own code; a name leaves the code unknown.
+  if (input.state !== undefined) a.province_code = input.state && /^[A-Za-z]{2,3}$/.test(input.state) ? input.state.toUpperCase() : null;
   if (input.country !== undefined) a.country_code = input.country && /^[A-Za-z]{2}$/.test(input.country) ? input.country.toUpperCase() : null;
   return a;
 }
