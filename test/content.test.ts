@@ -192,6 +192,14 @@ describe('merchant POST /menus (C7.1, C14.5: items nested in child)', () => {
     expect(menu.child[0].handle).toBe('a'.repeat(59));
   });
 
+  it('an item url is a path on the store or an http, https, mailto or tel URL', async () => {
+    const m = await signupMerchant(h);
+    const urls = ['/collections/all', 'collections/all', '#top', '?page=2', 'https://example.com/a', 'HTTP://example.com', 'mailto:shop@example.com', 'tel:+15550100', '/a:b'];
+    const res = await h.req('POST', '/menus', { token: m.token, body: { name: 'Links', child: urls.map((url, i) => ({ name: `l${i}`, url })) } });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json().data.child.map((c: { url: string }) => c.url)).toEqual(urls);
+  });
+
   it('invalid menus -> 400 envelope naming the field; nothing of the menu is stored', async () => {
     const m = await signupMerchant(h);
     const deep = (levels: number): any => (levels === 0 ? { name: 'leaf' } : { name: `l${levels}`, child: [deep(levels - 1)] });
@@ -202,6 +210,9 @@ describe('merchant POST /menus (C7.1, C14.5: items nested in child)', () => {
       [{ name: 'M', child: [{ name: 'ok' }, { url: '/x' }] }, 'child[1].name'],
       [{ name: 'M', child: [{ name: 'ok', child: [{ name: 'ok' }, 7] }] }, 'child[0].child[1]'],
       [{ name: 'M', child: [{ name: 'ok', url: 5 }] }, 'child[0].url'],
+      // A storefront href (found in review: `javascript:` was stored, as a page's link is not).
+      ...['javascript:alert(1)', 'JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'java\tscript:alert(1)', '\u0001javascript:x', 'data:text/html,<script>x</script>', 'vbscript:msgbox(1)']
+        .map((url): [unknown, string] => [{ name: 'M', child: [{ name: 'ok', child: [{ name: 'bad', url }] }] }, 'child[0].child[0].url']),
       [{ name: 'M', child: [deep(MAX_MENU_DEPTH)] }, 'levels'],
     ];
     for (const [body, field] of cases) expectEnvelopeError(await h.req('POST', '/menus', { token: m.token, body }), 400, field);

@@ -64,6 +64,24 @@ export function optionalHttpUrl(body: Body, key: string): string | null | undefi
   return text;
 }
 
+/** The schemes a storefront link may name; anything else with a scheme (`javascript:`, `data:`) runs or embeds. */
+const LINK_SCHEMES = new Set(['http', 'https', 'mailto', 'tel']);
+
+/**
+ * Optional storefront link (a menu item's `url`): a path on the store (`/collections/all`, `#top`,
+ * `?page=2`) or an http, https, mailto or tel URL, at most 2048 characters. It becomes an `href`,
+ * so a scheme that runs script (`javascript:`, `data:`, `vbscript:`) is refused, read as a browser
+ * reads it: ASCII tabs and newlines anywhere and leading spaces or controls do not hide one.
+ */
+export function optionalLink(body: Body, key: string): string | null | undefined {
+  const text = optionalText(body, key, { max: 2048 });
+  if (text === undefined || text === null || text === '') return text === '' ? null : text;
+  const seen = text.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+/, '');
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(seen)?.[1].toLowerCase();
+  if (scheme !== undefined && !LINK_SCHEMES.has(scheme)) throw fieldError(key, 'must be a path on the store or an http, https, mailto or tel URL');
+  return text;
+}
+
 /** Optional boolean: undefined when absent; null or any non-boolean -> 400. */
 export function optionalBoolean(body: Body, key: string): boolean | undefined {
   const value = body[key];

@@ -10,7 +10,7 @@ import { AppError, badRequest, notFound } from '../http/errors.js';
 import { isUuid } from '../ids.js';
 import { releaseUploads } from '../catalog/upload-references.js';
 import { nullable, Timestamp } from '../http/schemas.js';
-import { bodyObject, fieldError, optionalText, requiredText, type Body } from './fields.js';
+import { bodyObject, fieldError, optionalLink, optionalText, requiredText, type Body } from './fields.js';
 import type { MenuBody } from './content.schemas.js';
 
 /** Nesting below the menu itself (menu > item > sub-item > ...). */
@@ -148,7 +148,7 @@ function readNode(body: Body, path: string, depth: number, count: { n: number })
       handle: optionalText(body, 'handle') || slugify(name) || 'menu',
       menuType: optionalText(body, 'menuType') ?? null,
       menuItemType: optionalText(body, 'menuItemType') ?? null,
-      url: optionalText(body, 'url', { max: 2048 }) ?? null,
+      url: optionalLink(body, 'url') ?? null,
     };
   } catch (err) {
     throw within(path, err);
