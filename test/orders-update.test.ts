@@ -272,6 +272,26 @@ describe('replacement products', () => {
     expect(view.transactions.map((t: any) => [t.kind, t.amount, t.gateway])).toEqual([['sale', '10.00', 'card'], ['sale', '20.00', 'cash']]);
   });
 
+  // Found in review: a free order (total 0, paid by card) made dearer stayed `paid` with nothing
+  // taken, and a full refund then gave back its new total, money never received.
+  it('a free order whose total grows owes it all: pending, nothing to refund, paid once paid in cash', async () => {
+    const s = await orderStore(h);
+    const a = await insertProduct(h, s.merchant.storeId, { price: 2500, stock: 10 });
+    const o = await takeOrder(h, s.merchant.token, orderBody(null, { line_items: [{ title: 'Sample', price: '0.00', quantity: 1 }], paymentMethod: 'card' }));
+    expect((await full(s.accessToken, o.orderId))).toMatchObject({ financial_status: 'paid', total_price: '0.00' });
+    const grown = await put(s.merchant.token, o.orderId, { products: [{ productId: a.id, quantity: 2 }] });
+    expect(grown.statusCode, grown.body).toBe(200);
+    expect(grown.json().data).toMatchObject({ financialStatus: 'pending', totalPrice: '50.00' });
+    expectEnvelopeError(await h.req('POST', `/orders/${o.orderId}/refund`, { token: s.merchant.token, body: {} }), 400, 'nothing to refund');
+    expect((await put(s.merchant.token, o.orderId, { paymentMethod: 'cash' })).statusCode).toBe(200);
+    const view = await full(s.accessToken, o.orderId);
+    expect(view.financial_status).toBe('paid');
+    expect(view.transactions.map((t: any) => [t.kind, t.amount, t.gateway])).toEqual([['sale', '0.00', 'card'], ['sale', '50.00', 'cash']]);
+    const refunded = await h.req('POST', `/orders/${o.orderId}/refund`, { token: s.merchant.token, body: {} });
+    expect(refunded.statusCode, refunded.body).toBe(200);
+    expect((await full(s.accessToken, o.orderId)).total_refunded_amount).toBe('50.00');
+  });
+
   it('not on a canceled, refunded or fulfilled order; not beyond the stock (nothing changes then)', async () => {
     const { s, p, o } = await setup({ stock: 3, quantity: 2 });
     expectEnvelopeError(await put(s.merchant.token, o.orderId, { products: [{ productId: p.id, quantity: 4 }] }), 400, 'products[0].quantity');

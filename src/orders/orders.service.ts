@@ -203,7 +203,16 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
   // `total_refunded_amount` (refunds of the order, the refund route's) stays within `total_price`,
   // `total_net_amount` never goes negative, and a later full refund gives back what is left.
   const paid = paidAmount(order);
-  if (paid <= 0) return;
+  if (paid <= 0) {
+    // Nothing was paid toward it: a free order (total 0, `paid` as it was taken) made dearer owes its
+    // whole new total, and is `pending` until paid. Left `paid` with nothing taken, a later full
+    // refund gave back the new total as if it had been paid (paidAmount's fallback for old rows).
+    if (order.financial_status === 'paid' && totals.totalMinor > 0) {
+      set.paid_minor = 0;
+      set.financial_status = 'pending';
+    }
+    return;
+  }
   if (paid > totals.totalMinor) {
     await insertTransaction(tx, {
       id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method,
