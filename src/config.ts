@@ -117,7 +117,8 @@ function readOrCreateDevSecret(env: Env, dataDir: string): { secret: string; cre
   let kept: string;
   try {
     if (!existsSync(file)) {
-      mkdirSync(dataDir, { recursive: true });
+      // Its owner's alone, as the database in it (src/db/open.ts).
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       const generated = randomBytes(32).toString('base64url');
       if (createFileExclusively(file, generated + '\n', 0o600)) return { secret: generated, created: true };
     }

@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './platform/logger.js';
 import { buildHealthApp } from './platform/health-app.js';
 import type { FastifyInstance } from 'fastify';
 import { DataDirInUseError } from './db/open.js';
+import { maskUrl } from './config/refusal.js';
 
 /** The root logger, once the configuration is read (before that, errors go to stderr as text). */
 let log: Logger | null = null;
@@ -72,7 +73,7 @@ async function main() {
       for (const problem of err.problems) console.error(`Configuration error: ${problem}`);
       process.exit(2);
     }
-    throw err;
+    throw databaseProblem(err, config);
   }
   const { deps } = runtime;
   let app: FastifyInstance | null = null;
@@ -164,7 +165,21 @@ function startProblem(err: unknown, config: { port: number; host: string }): str
   if (e?.code === 'EADDRINUSE') return `${config.host}:${config.port} is in use (EADDRINUSE); stop what listens there or set PORT`;
   if (e?.code === 'EADDRNOTAVAIL') return `HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL)`;
   if (e?.code === 'EACCES') return `no permission to listen on ${config.host}:${config.port} (EACCES)`;
+  if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') return `HOST ${config.host} does not resolve to an address of this machine (${e.code})`;
   return e instanceof Error ? e.message : String(err);
+}
+
+/**
+ * An operational failure of the runtime's start (a refused connection, a database that does not
+ * exist, a data dir it cannot write) is the database's, the one thing it opens before it is up:
+ * said naming the variable that chose it (DATABASE_URL, its password masked, or SVC_DATA_DIR), as
+ * a configuration error names its variable. Anything else goes on as it was.
+ */
+function databaseProblem(err: unknown, config: { databaseUrl: string | null; dataDir: string }): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (!(e instanceof Error) || typeof e.code !== 'string') return err;
+  const where = config.databaseUrl ? `DATABASE_URL=${JSON.stringify(maskUrl(config.databaseUrl))}` : `SVC_DATA_DIR=${JSON.stringify(config.dataDir)}`;
+  return Object.assign(new Error(`the database (${where}): ${e.message}`), { code: e.code });
 }
 
 main().catch((err) => {

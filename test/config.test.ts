@@ -85,7 +85,10 @@ describe('C1.2 configuration', () => {
     expect(problems({ HOST: 'not a host' })).toEqual(['HOST="not a host": must be an IP address or a host name']);
     expect(problems({ SVC_BASE_URL: 'localhost:3000' })).toEqual(['SVC_BASE_URL="localhost:3000": must be an http:// or https:// URL without query or fragment']);
     expect(problems({ SVC_SITE_URL: 'https://shop.example.com/?x=1' })).toHaveLength(1);
-    expect(problems({ REDIS_URL: 'localhost:6379' })).toEqual(['REDIS_URL="localhost:6379": must be a redis:// or rediss:// URL']);
+    expect(problems({ REDIS_URL: 'localhost:6379' })).toEqual(['REDIS_URL="localhost:6379": must be a redis:// or rediss:// URL whose path, if any, is a database number (/0)']);
+    // Found in review: a path that is not a database number passed, and the started service died on it.
+    expect(problems({ REDIS_URL: 'redis://127.0.0.1:6379/abc' })).toEqual(['REDIS_URL="redis://127.0.0.1:6379/abc": must be a redis:// or rediss:// URL whose path, if any, is a database number (/0)']);
+    for (const ok of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379/9', 'rediss://:pw@cache:6380/0']) expect(problems({ REDIS_URL: ok }), ok).toEqual([]);
     expect(problems({ SMTP_URL: 'mail.example.com' })).toEqual(['SMTP_URL="mail.example.com": must be an smtp:// or smtps:// URL']);
     expect(problems({ SVC_ADMIN_EMAIL: 'ops', SVC_ADMIN_PASSWORD: 'operator-pass-1' })).toEqual(['SVC_ADMIN_EMAIL="ops": must be an email address']);
   });
@@ -141,7 +144,7 @@ describe('C1.2 configuration', () => {
       });
       expect(lines).toEqual([
         'DATABASE_URL="mysql://svc:****@db.internal/svc": must be a postgres:// or postgresql:// URL',
-        'REDIS_URL="redis//:****@cache:6379": must be a redis:// or rediss:// URL',
+        'REDIS_URL="redis//:****@cache:6379": must be a redis:// or rediss:// URL whose path, if any, is a database number (/0)',
         'SMTP_URL="mail://relay?user=svc&password=****": must be an smtp:// or smtps:// URL',
         'SVC_SECRET=(hidden, 14 characters): must be at least 32 characters',
         'SVC_ADMIN_PASSWORD=(hidden, 7 characters): must be at least 8 characters',

@@ -77,6 +77,20 @@ describe.runIf(onPGlite)('the service process on the embedded database', () => {
     expect((await svc.exited).code).toBe(0);
   }, 120_000);
 
+  // Found in review: these said `connect ECONNREFUSED 127.0.0.1:1` or `getaddrinfo ENOTFOUND`,
+  // naming no variable; a configuration error names its variable (C1.2), and so do these now.
+  it('a start that cannot reach its database, or listen on HOST, names the variable in one line (a password masked)', async () => {
+    const unreachable = startService({ DATABASE_URL: 'postgres://svc:hunter2-secret@127.0.0.1:1/nowhere', PORT: String(await freePort()) });
+    expect((await unreachable.exited).code).toBe(1);
+    expect(unreachable.output()).toMatch(/failed to start: the database \(DATABASE_URL="postgres:\/\/svc:\*\*\*\*@127\.0\.0\.1:1\/nowhere"\): .*ECONNREFUSED/);
+    expect(unreachable.output()).not.toContain('hunter2');
+    expect(unreachable.output()).not.toMatch(/^\s+at /m);
+
+    const badHost = startService({ SVC_DATA_DIR: tempDir('svc-host-'), SVC_SEED: 'none', HOST: 'no-such-host.invalid', PORT: String(await freePort()) });
+    expect((await badHost.exited).code).toBe(1);
+    expect(badHost.output()).toMatch(/failed to start: HOST no-such-host\.invalid does not resolve to an address of this machine \((ENOTFOUND|EAI_AGAIN)\)/);
+  }, 120_000);
+
   it('C1.5 a first start that fails after loading the demo (port taken) loses nothing: the next start shows the banner', async () => {
     const dir = tempDir('svc-banner-');
     const taken = await freePort();

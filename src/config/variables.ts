@@ -80,7 +80,9 @@ export const VARIABLES = {
   SVC_SITE_URL: variable('an http:// or https:// URL without query or fragment', webUrl),
   SVC_DATA_DIR: variable('a directory path', z.string()),
   DATABASE_URL: variable('a postgres:// or postgresql:// URL', z.url({ protocol: /^postgres(ql)?$/ }), 'url'),
-  REDIS_URL: variable('a redis:// or rediss:// URL', z.url({ protocol: /^rediss?$/ }), 'url'),
+  // Its path, if any, is the database number: another path passed here and failed the started
+  // service seconds later (ERR value is not an integer), without naming the variable.
+  REDIS_URL: variable('a redis:// or rediss:// URL whose path, if any, is a database number (/0)', z.url({ protocol: /^rediss?$/ }).refine((u) => !URL.canParse(u) || /^(\/\d*)?$/.test(new URL(u).pathname)), 'url'),
   SMTP_URL: variable('an smtp:// or smtps:// URL', z.url({ protocol: /^smtps?$/ }), 'url'),
   SVC_SECRET: variable(`at least ${MIN_SECRET_LENGTH} characters`, atLeastChars(MIN_SECRET_LENGTH), 'secret'),
   SVC_ADMIN_EMAIL: variable('an email address', z.email()),

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createFileExclusively, readCreatedFile } from '../exclusive-file.js';
 import type { Config } from '../config.js';
 import type { Db } from './db.js';
@@ -12,10 +12,19 @@ export class DataDirInUseError extends Error {}
 /** PostgreSQL when DATABASE_URL is set, else the embedded database in `<dataDir>/pgdata`. */
 export async function openDatabase(config: Config): Promise<Db> {
   if (config.databaseUrl) return openPostgres(config.databaseUrl);
-  mkdirSync(config.dataDir, { recursive: true });
+  // Only its owner may enter it (as PostgreSQL requires of its own data directory): it holds the
+  // database, the development secret and uploads. A data dir made here is made so; an existing one
+  // is left as the operator made it, but the database's own directory is closed below.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const release = lockDataDir(config.dataDir);
   try {
-    const db = await openPGlite({ dataDir: join(config.dataDir, 'pgdata') });
+    const pgdata = join(config.dataDir, 'pgdata');
+    mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+    // The cluster's files come from a template whose files PGlite wrote world-writable (0666), and
+    // an install before this kept them so: closing the directory keeps every other user out of them.
+    chmodSync(pgdata, 0o700);
+    const db = await openPGlite({ dataDir: pgdata });
+    chmodSync(pgdata, 0o700); // the template's copy may have brought its own mode
     const close = db.close.bind(db);
     db.close = async () => {
       await close();
