@@ -1,6 +1,9 @@
 // The order a checkout makes (C15.1), as completion (checkout.service.ts) takes it: what it still
-// needs, the rate chosen among those offered, the input `POST /orders` would take for it, and
-// whether the order placed shows what the checkout was priced at. Pure: no reads, no writes.
+// needs, the rate chosen among those offered, whether the rate and the functions' results of now
+// still make what the checkout shows, the input `POST /orders` would take for it, and whether the
+// order placed shows what the checkout was priced at. Pure: no reads, no writes.
+import { isDeepStrictEqual } from 'node:util';
+import { formatMinor } from '../money.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import type { OrderRow } from '../orders/order-view.js';
 import { minorOf } from './checkout-state.js';
@@ -15,6 +18,62 @@ import type { ShippingRate } from './shipping-rates.js';
  */
 export const isChosenRate = (offered: ShippingRate, chosen: { handle: string; source: string | null }) =>
   offered.handle === chosen.handle && offered.source === (chosen.source ?? null);
+
+/**
+ * What the order copies of its rate (C15.1: `shipping_lines[0]` = the chosen rate's `title`,
+ * `code`, `source`, `price`; `shipping_methods[].handle`, which `isChosenRate` already holds equal).
+ * `description` and the delivery dates are not among them: the order shows neither, and an app's
+ * dates move with the day its answer is asked, which is no change of what the buyer is charged or
+ * of what the order says.
+ */
+const ORDER_RATE_FIELDS = ['title', 'code', 'source', 'price'] as const;
+
+/** One way the chosen rate is offered otherwise now than the checkout shows it. */
+export interface RateChange {
+  field: (typeof ORDER_RATE_FIELDS)[number];
+  was: string | null;
+  now: string | null;
+}
+
+/**
+ * How the rate offered now under the chosen one's handle and app differs, in what the order copies,
+ * from the rate as chosen (the checkout's `shipping_line`); none when the order would be the same.
+ * Prices are compared as amounts ("9.0" is "9.00").
+ */
+export function rateChangesOf(chosen: ShippingRate, offered: ShippingRate): RateChange[] {
+  return ORDER_RATE_FIELDS.flatMap((field): RateChange[] => {
+    const was = chosen[field] ?? null;
+    const now = offered[field] ?? null;
+    const same = field === 'price' ? minorOf(was!) === minorOf(now!) : was === now;
+    return same ? [] : [{ field, was, now }];
+  });
+}
+
+/**
+ * Whether two states of one checkout (priced alike, with two runs' results) charge alike and make
+ * the same order's discounts: every total (line by line too), the discount applications shown, and
+ * the automatic discounts the order copies (title, value, what each line takes).
+ */
+export const sameCharge = (a: CheckoutState, b: CheckoutState) =>
+  isDeepStrictEqual(a.totals, b.totals) && isDeepStrictEqual(a.discounts, b.discounts) && isDeepStrictEqual(a.automatic, b.automatic);
+
+/** The words of a 422 for a charge that changed (`sameCharge` false): the totals, else the discounts. */
+export function chargeChangeOf(shown: CheckoutState, now: CheckoutState): { message: string; fields: Record<string, string[]> } {
+  const money = (minor: number) => formatMinor(minor)!;
+  const discounts = shown.totals.totalDiscountMinor === now.totals.totalDiscountMinor
+    ? ''
+    : ` (its discounts from ${money(shown.totals.totalDiscountMinor)} to ${money(now.totals.totalDiscountMinor)})`;
+  if (shown.totals.totalMinor !== now.totals.totalMinor) {
+    return {
+      message: `The checkout's total changed from ${money(shown.totals.totalMinor)} to ${money(now.totals.totalMinor)}${discounts}; the checkout shows it now: complete it again to accept it`,
+      fields: { total_price: ['changed'] },
+    };
+  }
+  return {
+    message: `The checkout's discounts changed${discounts}; the checkout shows them now: complete it again to accept them`,
+    fields: { discount_applications: ['changed'] },
+  };
+}
 
 /** What completion still needs, in the buyer's words (422 when anything is missing). */
 export function missingForCompletion(state: CheckoutState, rates: ShippingRate[]): string[] {

@@ -24,8 +24,8 @@ import { paymentMethodsOf } from './payment-methods.js';
 import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
-import { finishState, minorOf, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
-import { isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced } from './checkout-order.js';
+import { finishState, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
+import { chargeChangeOf, isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced, rateChangesOf, sameCharge, type RateChange } from './checkout-order.js';
 import { zonesForCountry } from './store-config-cache.js';
 import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 import { storeConfigAt } from './store-config.repo.js';
@@ -260,37 +260,51 @@ const sameBuyerChoices = (a: CheckoutRow, b: CheckoutRow) => BUYER_CHOICES.every
  * C11.4: "a GET of the checkout shows the result of the last runs". Completion runs the cart
  * functions again, and their results may differ from the last change's (the merchant changed a
  * function's configuration, or a price moved): they are stored when they differ, so the checkout
- * shows the validation errors or payment methods that refuse its completion. Only if the checkout
- * is still as read (a change meanwhile stored the results of its own runs, which are later).
+ * shows the validation errors, payment methods or total that refuse its completion. Only if the
+ * checkout is still as read (a change meanwhile stored the results of its own runs, which are
+ * later). Whether they are now the checkout's: when not, completion will start over (the lock's check).
  */
 async function keepLatestResults(deps: Deps, store: CheckoutStore, token: string, row: CheckoutRow, results: FunctionResults | null): Promise<void> {
-  if (isDeepStrictEqual(results, row.function_results)) return;
+  if (sameResults(results, row.function_results)) return;
   await deps.db.transaction(async (tx) => {
     const locked = await checkoutOf(tx, store, token, { lock: true });
-    if (locked.completed_at || !sameBuyerChoices(locked, row) || !isDeepStrictEqual(locked.function_results, row.function_results)) return;
+    if (locked.completed_at || !sameBuyerChoices(locked, row) || !sameResults(locked.function_results, row.function_results)) return;
     await saveFunctionResults(tx, locked.id, results);
   });
 }
 
 /**
- * The chosen rate is still offered, but at another price than the one it was chosen at, which the
- * checkout shows (its `shipping_line`, `shipping_price` and `total_price`): a zone's price was
- * changed, or an app's answer expired and it now quotes another. Charging the new price would take
- * a total the buyer was never shown (C15.1: the checkout shows what completion charges), so the
- * choice becomes the rate as now offered, and the buyer, shown the new total, completes again.
- * Only if the checkout is still as read (a change meanwhile made its own choice).
+ * Two runs' results compared as stored (jsonb): a property left undefined in memory is absent once
+ * read back, and must not make results just saved look like another run's.
  */
-async function repriceChosenRate(deps: Deps, store: CheckoutStore, token: string, row: CheckoutRow, rate: ShippingRate): Promise<never> {
-  const was = row.shipping_rate!.price;
+const asStored = (r: FunctionResults | null): unknown => (r === null ? null : JSON.parse(JSON.stringify(r)));
+const sameResults = (a: FunctionResults | null, b: FunctionResults | null) => isDeepStrictEqual(asStored(a), asStored(b));
+
+/**
+ * The chosen rate is still offered, but otherwise than it was chosen, which the checkout shows (its
+ * `shipping_line`, `shipping_price` and `total_price`), in what the order copies of it
+ * (`rateChangesOf`: title, code, source, price): a zone's price or name was changed, an app's answer
+ * expired and it now quotes another price or names the service otherwise, a delivery function now
+ * renames it. Charging the new price would take a total the buyer was never shown, and copying the
+ * new title would make an order whose shipping line the checkout never showed (C15.1: the checkout
+ * shows what completion makes), so the choice becomes the rate as now offered, and the buyer, shown
+ * it, completes again. Only if the checkout is still as read (a change meanwhile made its own choice).
+ */
+async function retakeChosenRate(deps: Deps, store: CheckoutStore, token: string, row: CheckoutRow, rate: ShippingRate, changes: RateChange[]): Promise<never> {
   await deps.db.transaction(async (tx) => {
     const locked = await checkoutOf(tx, store, token, { lock: true });
     if (locked.completed_at || !sameBuyerChoices(locked, row)) return;
     await saveChosenRate(tx, locked.id, rate);
   });
-  throw unprocessable(
-    `The price of the shipping rate chosen changed from ${was} to ${rate.price}; the checkout shows it now: complete it again to accept it`,
-    { shipping_rate: ['changed price'] },
-  );
+  const fields = { shipping_rate: changes.map((c) => `changed ${c.field}`) };
+  if (changes.length === 1 && changes[0].field === 'price') {
+    throw unprocessable(
+      `The price of the shipping rate chosen changed from ${changes[0].was} to ${changes[0].now}; the checkout shows it now: complete it again to accept it`,
+      fields,
+    );
+  }
+  const said = changes.map((c) => `its ${c.field} from ${c.field === 'price' ? c.was : JSON.stringify(c.was)} to ${c.field === 'price' ? c.now : JSON.stringify(c.now)}`);
+  throw unprocessable(`The shipping rate chosen changed: ${said.join(', ')}; the checkout shows it now: complete it again to accept it`, fields);
 }
 
 /** Thrown inside a completion's transaction when the checkout changed after it was read (see below). */
@@ -314,9 +328,23 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
   const missing = missingForCompletion(state, rates);
   if (missing.length) throw unprocessable(`The checkout needs ${missing.join(', ')} before it can be completed`);
   if (state.problems.length) throw unprocessable(state.problems.map((p: ValidationProblem) => p.message).join('; '));
-  const rate = state.requiresShipping ? rates.find((r) => isChosenRate(r, row.shipping_rate!))! : null;
-  if (rate && minorOf(rate.price) !== minorOf(row.shipping_rate!.price)) await repriceChosenRate(deps, store, token, row, rate);
-  const input = orderInputOf(state, rate);
+  // The order copies the rate as chosen, which the checkout shows; the rate as offered now must
+  // make the same shipping line (docs/decisions.md, Checkouts).
+  const chosen = state.requiresShipping ? row.shipping_rate! : null;
+  if (chosen) {
+    const offered = rates.find((r) => isChosenRate(r, chosen))!;
+    const changes = rateChangesOf(chosen, offered);
+    if (changes.length) await retakeChosenRate(deps, store, token, row, offered, changes);
+  }
+  // Nor may the functions' runs of now charge otherwise than those the checkout showed (C11.4: a
+  // GET shows the last runs; a discount function deactivated or reconfigured since): their results
+  // are stored above, so the checkout shows the new total, and the buyer completes again.
+  const shown = finishState(priced, row.function_results);
+  if (!sameCharge(shown, state)) {
+    const { message, fields } = chargeChangeOf(shown, state);
+    throw unprocessable(message, fields);
+  }
+  const input = orderInputOf(state, chosen);
   let order;
   try {
     order = await retryingNewCustomer(() =>
@@ -329,7 +357,9 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
         // checkout showing something else as completed (C15.1: the order is the checkout's): start
         // over from the checkout as it now stands. (By what the buyer chose, not by `updated_at`:
         // two changes within one millisecond, or on a test clock that stands still, share it.)
-        if (!sameBuyerChoices(locked, row)) throw new ChangedMeanwhile();
+        // Nor may the functions' results it shows be other than those the order is made with
+        // (another completion stored a later run's meanwhile, keepLatestResults).
+        if (!sameBuyerChoices(locked, row) || !sameResults(locked.function_results, results)) throw new ChangedMeanwhile();
         const placed = await placeOrderInTx(deps, tx, store.id, input);
         // The order priced its lines and the code again, under its locks; the checkout's record
         // below is what was priced before them. A price, a product or the code changed in between

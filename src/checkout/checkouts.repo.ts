@@ -270,8 +270,9 @@ export async function saveFunctionResults(q: Queryable, id: string, functionResu
 }
 
 /**
- * The chosen rate as it is offered now (its price moved since it was chosen, checkout.service.ts
- * `completeCheckout`), so the checkout shows what its completion would charge. `updated_at` stays:
+ * The chosen rate as it is offered now (its price, title or code moved since it was chosen,
+ * checkout.service.ts `completeCheckout`), so the checkout shows what its completion would charge
+ * and the shipping line its order would copy. `updated_at` stays:
  * it dates the buyer's changes.
  */
 export async function saveChosenRate(q: Queryable, id: string, rate: ShippingRate): Promise<void> {

@@ -54,7 +54,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ shipping_rates: await checkoutShippingRates(deps, request.params.storeURL, request.params.token) }));
 
   app.post('/storefront/:storeURL/checkouts/:token/complete', {
-    config: { errors: { 400: 'Short stock (C7.1): no order', 409: 'The checkout is completed already', 410: 'The checkout has expired', 422: 'Something completion needs is missing, or the chosen rate changed price (the checkout now shows the new price: complete again to accept it); the message says which' } },
+    config: { errors: { 400: 'Short stock (C7.1): no order', 409: 'The checkout is completed already', 410: 'The checkout has expired', 422: 'Something completion needs is missing, or what the checkout showed changed: the chosen rate (its price, title or code) or the total or discounts of its functions (the checkout now shows the new state: complete again to accept it); the message says which' } },
     schema: {
       tags, summary: 'Complete the checkout: 201 with the order, taken exactly as POST /orders takes one',
       params: checkout, response: { 201: envelopeOf(Type.Object({ order: OrderSchema })) },
