@@ -18,6 +18,7 @@ import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
 import type { StoreConfigCache } from './checkout/store-config-cache.js';
 import type { RunRecorder } from './functions/run-recorder.js';
+import type { DeveloperFunctionRunner } from './functions/developer-runs.js';
 import type { RateCacheWriter } from './checkout/rate-cache-writer.js';
 
 export interface Deps {
@@ -41,6 +42,11 @@ export interface Deps {
   rateHttp: WebhookHttp;
   /** Evaluates functions (C11) in a pool of worker threads, started on first use (src/functions/function-runner.ts). */
   functions: FunctionRunner;
+  /**
+   * Developers' runs (C11.7: trying, replaying) in a pool of their own, one thread started on first
+   * use, bounded per app (src/functions/developer-runs.ts): they never take the checkouts' workers.
+   */
+  developerFunctions: DeveloperFunctionRunner;
   /** Writes function run records (C11.5) in batches, behind the checkout (src/functions/run-recorder.ts). */
   runRecorder: RunRecorder;
   /** This process's memory of shipping apps' cached rate answers, in front of the shared table (C15.3). */

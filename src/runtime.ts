@@ -25,6 +25,7 @@ import { RateCacheWriter } from './checkout/rate-cache-writer.js';
 import { createLogger, type Logger } from './platform/logger.js';
 import { Metrics } from './platform/metrics.js';
 import { lazyFunctionRunner } from './functions/function-runner.js';
+import { developerFunctionRunner } from './functions/developer-runs.js';
 import { RunRecorder } from './functions/run-recorder.js';
 import { checkSecret } from './platform/secret-check.js';
 
@@ -89,12 +90,15 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       storeConfigs: new StoreConfigCache(),
       rateCacheWriter: new RateCacheWriter(db, log),
       functions: lazyFunctionRunner(options.functionTimeoutMs ? { timeoutMs: options.functionTimeoutMs } : {}),
+      // Trying and replaying (C11.7) never run in the checkouts' pool above.
+      developerFunctions: developerFunctionRunner(options.functionTimeoutMs ? { timeoutMs: options.functionTimeoutMs } : {}),
       runRecorder: new RunRecorder(db, log),
       log,
       metrics,
     };
     registerJobs(deps);
     metrics.watchFunctionPool(() => deps.functions.stats());
+    metrics.watchFunctionPool(() => deps.developerFunctions.stats(), 'developer');
     await rateLimiter.connected(REDIS_START_WAIT_MS);
     return {
       deps,
@@ -105,6 +109,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await deps.webhooks.close();
         await deps.rateHttp.close();
         await deps.functions.close();
+        await deps.developerFunctions.close();
         await deps.runRecorder.close();
         await deps.rateCacheWriter.close();
         await tokens.stop().catch(() => {});

@@ -11,6 +11,7 @@ import { RUN_STATUSES } from './function-runs.repo.js';
 import { ALL_FUNCTIONS, functionLogs, functionRuns } from './function-runs.js';
 import { RunLogSchema, RunSchema } from './function-view.js';
 import { replayRun, tryFunction } from './function-try.js';
+import { DEVELOPER_RUNS_IN_FLIGHT, DEVELOPER_RUNS_PER_MINUTE } from './developer-runs.js';
 import { ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, TARGETS } from './runtime/index.js';
 import { nullable, StringEnum } from '../http/schemas.js';
 import { noStore } from '../surfaces/no-store.js';
@@ -26,6 +27,11 @@ const OutcomeSchema = Type.Object({
 const expression = Type.String({ description: `CEL, at most ${MAX_EXPRESSION_CHARS} characters` });
 
 const tags = ['functions'];
+/** The bounds of developer runs (developer-runs.ts): trying and replaying share them. */
+const runErrors = {
+  429: `More than ${DEVELOPER_RUNS_IN_FLIGHT} runs of this app at once, or more than ${DEVELOPER_RUNS_PER_MINUTE} in a minute, trying and replaying together (Retry-After)`,
+  503: "The developers' function pool is full (Retry-After)",
+};
 const params = Type.Object({
   appId: Id('the app id'),
   handle: Type.String({ description: `a function's handle, or \`${ALL_FUNCTIONS}\` for every function of the app` }),
@@ -61,6 +67,7 @@ export async function functionRunRoutes(instance: FastifyInstance, { deps }: { d
   });
 
   app.post('/apps/developer/:appId/functions/run', {
+    config: { errors: runErrors },
     schema: {
       tags, summary: 'Try an expression on an input of your own (C11.7): the outcome, nothing recorded',
       params: Type.Object({ appId: Id('the app id') }),
@@ -75,7 +82,7 @@ export async function functionRunRoutes(instance: FastifyInstance, { deps }: { d
   }, async (request) => envelope(await tryFunction(deps, request.user!, request.params.appId, request.body)));
 
   app.post('/apps/developer/:appId/functions/:handle/runs/:runId/replay', {
-    config: { errors: { 409: "The run's input was erased with its customer's data" } },
+    config: { errors: { 409: "The run's input was erased with its customer's data", ...runErrors } },
     schema: {
       tags, summary: "Run a recorded run's input again, with the function's current expression or the one given, and its current configuration (C11.7)",
       params: Type.Object({ appId: Id('the app id'), handle: Type.String({ description: "the function's handle" }), runId: Id('the run') }),

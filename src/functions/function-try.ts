@@ -1,7 +1,8 @@
 // Trying functions (C11.7): a developer runs an expression on an input of their own, or replays a
 // recorded run (its input, with the function's current expression or one given, and its current
-// configuration). Both run in the same pool, with the same limits, as a checkout's runs; neither
-// records a run nor touches a checkout.
+// configuration). Both run with the same limits as a checkout's runs, but in the developers' own
+// pool, bounded per app (developer-runs.ts: 429 past an app's places or minute, 503 when the pool
+// is full), never in the checkouts' pool; neither records a run nor touches a checkout.
 import type { Deps } from '../deps.js';
 import type { PlatformUser } from '../accounts/jwt.js';
 import { ownedApp } from '../apps/apps.service.js';
@@ -10,6 +11,7 @@ import { isUuid } from '../ids.js';
 import { appFunctions, storeFunctionConfiguration } from './functions.repo.js';
 import { findRun } from './function-runs.repo.js';
 import { runView } from './function-view.js';
+import { runForDeveloper } from './developer-runs.js';
 import { compileFunction, configurationProblem, isTarget, TARGETS, type RunResult } from './runtime/index.js';
 
 export interface TryRun {
@@ -29,12 +31,12 @@ function assertCompiles(expression: string) {
 }
 
 export async function tryFunction(deps: Deps, developer: PlatformUser, appId: string, body: TryRun) {
-  await ownedApp(deps, developer, appId);
+  const app = await ownedApp(deps, developer, appId);
   if (!isTarget(body.target)) throw badRequest(`target must be one of ${TARGETS.join(', ')}`);
   assertCompiles(body.expression);
   const problem = configurationProblem(body.configuration);
   if (problem) throw badRequest(problem);
-  return outcome(await deps.functions.run({ target: body.target, expression: body.expression, input: body.input, configuration: body.configuration ?? {} }));
+  return outcome(await runForDeveloper(deps, app.id, { target: body.target, expression: body.expression, input: body.input, configuration: body.configuration ?? {} }));
 }
 
 export async function replayRun(deps: Deps, developer: PlatformUser, appId: string, handle: string, runId: string, body: { expression?: string }) {
@@ -49,5 +51,5 @@ export async function replayRun(deps: Deps, developer: PlatformUser, appId: stri
   if (body.expression !== undefined) assertCompiles(expression);
   // The function's configuration on the run's store now; the manifest's if the store has none.
   const configuration = (await storeFunctionConfiguration(deps.db, run.function_id)) ?? declared.configuration;
-  return outcome(await deps.functions.run({ target: declared.target, expression, input, configuration }));
+  return outcome(await runForDeveloper(deps, app.id, { target: declared.target, expression, input, configuration }));
 }

@@ -109,12 +109,15 @@ export class Metrics {
    * tasks sent to workers (runs gathered together, one worker wake-up each), TimeoutErrors at the
    * deadline, runs refused or withdrawn because the pool was saturated, workers replaced, and
    * workers, busy tasks and waiting runs now. A process that has run no
-   * function shows zeros (the pool starts on first use).
+   * function shows zeros (the pool starts on first use). `developer`: the developers' own pool
+   * (trying and replaying, src/functions/developer-runs.ts), as `svc_developer_function_pool`.
    */
-  watchFunctionPool(stats: () => FunctionRunnerStats): void {
+  watchFunctionPool(stats: () => FunctionRunnerStats, pool: 'checkout' | 'developer' = 'checkout'): void {
     new Gauge({
-      name: 'svc_function_pool',
-      help: 'Function pool (C11.4): runs, tasks (sent to workers), timeouts, saturated, workers_replaced since start; threads, loaded, busy, waiting now',
+      name: pool === 'checkout' ? 'svc_function_pool' : 'svc_developer_function_pool',
+      help: pool === 'checkout'
+        ? 'Function pool (C11.4): runs, tasks (sent to workers), timeouts, saturated, workers_replaced since start; threads, loaded, busy, waiting now'
+        : "Developers' function pool (C11.7 trying and replaying; the same stats as svc_function_pool)",
       labelNames: ['stat'] as const,
       registers: [this.registry],
       collect() {

@@ -30,6 +30,7 @@ import { failure, isPrepared, prepareRun, type PreparedRun, type RunRequest } fr
 import { workerFile } from './worker-file.js';
 import { RUN_TIMEOUT_MS, type RunResult } from './limits.js';
 import type { TaskRun, WorkerTask } from './worker.js';
+import type { WorkerSetup } from './worker-priority.js';
 
 export interface FunctionRunnerOptions {
   /** Worker threads (default: 2, at most the machine's parallelism). */
@@ -44,6 +45,18 @@ export interface FunctionRunnerOptions {
   heapMb?: number;
   /** Workers loaded beyond `threads`, standing in at once for one that is stopped (default 1). */
   spareThreads?: number;
+  /**
+   * The workers' scheduling priority (a nice value, 0-19; default 0, the process's): a pool that
+   * must yield the CPU to another (the developers' runs to the checkouts', src/functions/developer-runs.ts)
+   * runs its workers at a lower priority, from the moment each loads. Linux only (elsewhere ignored).
+   */
+  niceness?: number;
+  /**
+   * Runs gathered into one task at most (default MAX_TASK_RUNS). 1: every ask is a task of its own,
+   * so one caller's runaway never sends another caller's run again (the developers' pool, whose
+   * callers are strangers to each other and whose asks are single runs).
+   */
+  maxTaskRuns?: number;
 }
 
 export interface FunctionRunnerStats {
@@ -125,6 +138,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
   const spare = Math.max(0, Math.round(options.spareThreads ?? SPARE_THREADS));
+  const niceness = Math.max(0, Math.min(19, Math.round(options.niceness ?? 0)));
+  const maxTaskRuns = Math.max(1, Math.round(options.maxTaskRuns ?? MAX_TASK_RUNS));
 
   const pool = new Piscina<WorkerTask, RunResult[]>({
     filename: workerFile(),
@@ -135,6 +150,9 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     // (its own hooks thread), several hundred ms per worker; the worker file needs no loader.
     execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: Math.min(16, heapMb), stackSizeMb: 4 },
+    // Read by each worker first thing as it loads (worker-priority.ts): a replacement loads at the
+    // pool's priority too. (Not piscina's niceIncrement, which needs an optional native module.)
+    workerData: { niceness } satisfies WorkerSetup,
   });
   // A worker that dies with no task in hand is reported as an 'error' event; piscina has already
   // replaced it, and an unhandled 'error' would take the process down.
@@ -309,7 +327,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     let task: Ask[] = [];
     let taskRuns = 0;
     for (const ask of asks) {
-      if (task.length && taskRuns + ask.runs.length > MAX_TASK_RUNS) {
+      if (task.length && taskRuns + ask.runs.length > maxTaskRuns) {
         sendTask(task);
         task = [];
         taskRuns = 0;

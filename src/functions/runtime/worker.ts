@@ -1,6 +1,8 @@
 // The pool worker's task: one or more runs, executed in order. Each run's start and end go into
 // shared slots as they happen, so the main thread's deadline counts per run, from when the worker
 // starts it (not from when it was queued, nor from when the task's first run started).
+// First: the worker's priority is set before anything else of it loads (worker-priority.ts).
+import './worker-priority.js';
 import { epochMicros } from './clock.js';
 import { executeRun, warmUp, type PreparedRun } from './evaluate.js';
 import type { RunResult } from './limits.js';

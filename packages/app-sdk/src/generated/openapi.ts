@@ -3468,7 +3468,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
-            /** @description Something completion needs is missing, or the chosen rate changed price (the checkout now shows the new price: complete again to accept it); the message says which */
+            /** @description Something completion needs is missing, or what the checkout showed changed: the chosen rate (its price, title or code) or the total or discounts of its functions (the checkout now shows the new state: complete again to accept it); the message says which */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10866,6 +10866,28 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
+            /** @description More than 2 runs of this app at once, or more than 60 in a minute, trying and replaying together (Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The developers' function pool is full (Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
         };
     };
     postAppsDeveloperByAppIdFunctionsByHandleRunsByRunIdReplay: {
@@ -10965,6 +10987,28 @@ export interface operations {
             /** @description The request body is over 1 MiB */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description More than 2 runs of this app at once, or more than 60 in a minute, trying and replaying together (Retry-After) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
+            /** @description The developers' function pool is full (Retry-After) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

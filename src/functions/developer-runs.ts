@@ -1,0 +1,109 @@
+// Developers' runs (C11.7: trying an expression, replaying a recorded run) run in a pool of their
+// own, never in the checkouts' (`deps.functions`): any partner can create an app and call these
+// routes, and when they shared the checkouts' two workers a few parallel loops of a runaway
+// expression kept both busy, every store's checkout functions failed as saturated, and C11.4 ("a
+// failed run's operations are dropped and the checkout goes on") let checkouts skip their
+// validations and discounts. Now:
+//
+// - The developers' pool is one worker thread, no spare, started on first use, at a lower CPU
+//   priority (nice 10) than the checkouts' workers and the event loop: its load can slow a
+//   developer's answer, never a checkout's run. Same limits as a checkout's runs (C11.4).
+// - Each app has at most DEVELOPER_RUNS_IN_FLIGHT runs running or waiting at once in a process, and
+//   DEVELOPER_RUNS_PER_MINUTE a minute (the shared attempt counters, as the shipping rate tests);
+//   past either -> 429 with Retry-After. The pool holds at most DEVELOPER_POOL_RUNS runs of all apps
+//   (one running, the rest waiting); past it -> 503 with Retry-After. So one developer's loops take
+//   at most two places of the pool's nine, and the pool itself never refuses a run it was given.
+// - Each run is a task of its own (not gathered with others, as a checkout's are): another
+//   developer's runaway never stops it; it runs, or fails as saturated after waiting 2 s.
+import type { Deps } from '../deps.js';
+import { AppError, throttled } from '../http/errors.js';
+import { lazyFunctionRunner } from './function-runner.js';
+import type { FunctionRunnerStats, RunRequest, RunResult } from './runtime/index.js';
+
+/** Runs of one app running or waiting at once (in a process); one more -> 429. */
+export const DEVELOPER_RUNS_IN_FLIGHT = 2;
+/** Runs one app may ask for per minute of the service clock, trying and replaying together; more -> 429. */
+export const DEVELOPER_RUNS_PER_MINUTE = 60;
+/** Worker threads of the developers' pool. */
+const DEVELOPER_THREADS = 1;
+/** Runs of all apps the developers' pool holds at once, running or waiting; one more -> 503. */
+export const DEVELOPER_POOL_RUNS = 9;
+/** How long a developer's run may wait for the worker (a runaway ahead of it costs its deadline and a worker's reload). */
+const DEVELOPER_MAX_WAIT_MS = 2000;
+/** The developers' worker's nice value (Linux): the checkouts' workers and the event loop go first. */
+const DEVELOPER_NICENESS = 10;
+/** What a refusal for a full place asks the caller to wait: a run ends within its deadline. */
+const RETRY_AFTER_SECONDS = 1;
+
+export interface DeveloperFunctionRunner {
+  /** Takes one of the app's places and one of the pool's until the returned release; throws 429 or 503 when there is none. */
+  admit(appId: string): () => void;
+  run(request: RunRequest): Promise<RunResult>;
+  /** The developers' pool (svc_developer_function_pool). */
+  stats(): FunctionRunnerStats;
+  close(): Promise<void>;
+}
+
+export function developerFunctionRunner(options: { timeoutMs?: number } = {}): DeveloperFunctionRunner {
+  const runner = lazyFunctionRunner({
+    threads: DEVELOPER_THREADS,
+    spareThreads: 0,
+    // The admission below is the bound: the pool never refuses a run it was given.
+    maxQueue: DEVELOPER_POOL_RUNS,
+    maxWaitMs: Math.max(DEVELOPER_MAX_WAIT_MS, options.timeoutMs ?? 0),
+    niceness: DEVELOPER_NICENESS,
+    // Each developer's run a task of its own: another's runaway never stops it (pool.ts).
+    maxTaskRuns: 1,
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+  });
+  const perApp = new Map<string, number>();
+  let total = 0;
+  return {
+    admit(appId) {
+      const mine = perApp.get(appId) ?? 0;
+      if (mine >= DEVELOPER_RUNS_IN_FLIGHT) {
+        throw throttled(`At most ${DEVELOPER_RUNS_IN_FLIGHT} function runs (trying and replaying) at once per app: wait for one to finish`, RETRY_AFTER_SECONDS);
+      }
+      if (total >= DEVELOPER_POOL_RUNS) {
+        throw Object.assign(new AppError('unavailable', "Developers' function runs are busy; try again shortly"), { retryAfterSeconds: RETRY_AFTER_SECONDS });
+      }
+      perApp.set(appId, mine + 1);
+      total++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        total--;
+        const left = (perApp.get(appId) ?? 1) - 1;
+        if (left > 0) perApp.set(appId, left);
+        else perApp.delete(appId);
+      };
+    },
+    run: (request) => runner.run(request),
+    stats: () => runner.stats(),
+    close: () => runner.close(),
+  };
+}
+
+/** Counts the run against the app's minute; fails open (logged) when the counters are down: the places still bound it. */
+async function countRun(deps: Deps, appId: string): Promise<void> {
+  let decision;
+  try {
+    decision = await deps.attempts.take([{ key: `function-run:${appId}`, limit: DEVELOPER_RUNS_PER_MINUTE, windowMs: 60_000 }], deps.clock.nowMs());
+  } catch (err) {
+    deps.log.warn({ err }, 'function run counter unavailable');
+    return;
+  }
+  if (!decision.allowed) throw throttled(`At most ${DEVELOPER_RUNS_PER_MINUTE} function runs (trying and replaying) a minute per app`, decision.retryAfterMs / 1000);
+}
+
+/** One developer run of the app (C11.7), in the developers' pool, within the app's places and minute. */
+export async function runForDeveloper(deps: Deps, appId: string, request: RunRequest): Promise<RunResult> {
+  const release = deps.developerFunctions.admit(appId);
+  try {
+    await countRun(deps, appId);
+    return await deps.developerFunctions.run(request);
+  } finally {
+    release();
+  }
+}
