@@ -140,16 +140,9 @@ export class Metrics {
    * made (worker and all processes): it is one number for the whole deployment, not per process.
    */
   watchDatabase(db: Db, clock: Clock, options: { dueDeliveries: boolean }): void {
-    if (options.dueDeliveries) {
-      new Gauge({
-        name: 'svc_webhook_deliveries_due',
-        help: `Webhook deliveries due and waiting for an attempt (counted up to ${DUE_COUNT_CAP}; NaN when the count failed)`,
-        registers: [this.registry],
-        async collect() {
-          this.set(await withTimeout(countDue(db, clock.now()), COLLECT_TIMEOUT_MS).catch(() => NaN));
-        },
-      });
-    }
+    // The pool's figures first: gauges are collected in the order they were registered, and the
+    // due count's query, started first, sat in the pool's queue when the figures were read, so an
+    // idle worker showed one caller `waiting` on every scrape.
     const stats = db.poolStats?.bind(db);
     if (stats) {
       // PostgreSQL only: PGlite is one in-process session with no pool to run out of.
@@ -163,6 +156,16 @@ export class Metrics {
           this.set({ state: 'total' }, s.total);
           this.set({ state: 'idle' }, s.idle);
           this.set({ state: 'waiting' }, s.waiting);
+        },
+      });
+    }
+    if (options.dueDeliveries) {
+      new Gauge({
+        name: 'svc_webhook_deliveries_due',
+        help: `Webhook deliveries due and waiting for an attempt (counted up to ${DUE_COUNT_CAP}; NaN when the count failed)`,
+        registers: [this.registry],
+        async collect() {
+          this.set(await withTimeout(countDue(db, clock.now()), COLLECT_TIMEOUT_MS).catch(() => NaN));
         },
       });
     }
