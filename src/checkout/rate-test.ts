@@ -10,7 +10,8 @@ import type { Deps } from '../deps.js';
 import type { PlatformUser } from '../accounts/jwt.js';
 import { ownedApp } from '../apps/apps.service.js';
 import { isoCurrency } from '../currencies.js';
-import { throttled, unavailable, unprocessable } from '../http/errors.js';
+import { unprocessable } from '../http/errors.js';
+import { countPerMinute } from '../ratelimit/per-minute.js';
 import { nullable } from '../http/schemas.js';
 import { parseTargetUrl } from '../net/address-safety.js';
 import type { StoreAddress } from '../stores/store-address.js';
@@ -78,17 +79,15 @@ export const RateTestResultSchema = Type.Object({
 type RateTestResult = Static<typeof RateTestResultSchema>;
 
 /** Counts this test against the app's minute (the shared attempt counters, as login throttling). */
-async function countTest(deps: Deps, appId: string): Promise<void> {
-  let decision;
-  try {
-    decision = await deps.attempts.take([{ key: `rate-test:${appId}`, limit: RATE_TESTS_PER_MINUTE, windowMs: 60_000 }], deps.clock.nowMs());
-  } catch (err) {
+const countTest = (deps: Deps, appId: string) =>
+  countPerMinute(deps, {
+    key: `rate-test:${appId}`,
+    limit: RATE_TESTS_PER_MINUTE,
+    refusal: `At most ${RATE_TESTS_PER_MINUTE} shipping rate tests a minute per app`,
     // Closed, unlike logins: without its count this route sends requests anywhere without bound.
-    deps.log.warn({ err }, 'rate test counter unavailable');
-    throw unavailable('The rate test counter is unavailable; try again shortly');
-  }
-  if (!decision.allowed) throw throttled(`At most ${RATE_TESTS_PER_MINUTE} shipping rate tests a minute per app`, decision.retryAfterMs / 1000);
-}
+    whenDown: { closed: 'The rate test counter is unavailable; try again shortly' },
+    downLog: 'rate test counter unavailable',
+  });
 
 export async function testShippingRates(deps: Deps, developer: PlatformUser, appId: string, body: Static<typeof RateTestBody>): Promise<RateTestResult> {
   const app = await ownedApp(deps, developer, appId);

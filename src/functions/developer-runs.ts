@@ -16,7 +16,8 @@
 // - Each run is a task of its own (not gathered with others, as a checkout's are): another
 //   developer's runaway never stops it; it runs, or fails as saturated after waiting 2 s.
 import type { Deps } from '../deps.js';
-import { AppError, throttled } from '../http/errors.js';
+import { throttled, unavailable } from '../http/errors.js';
+import { countPerMinute } from '../ratelimit/per-minute.js';
 import { lazyFunctionRunner } from './function-runner.js';
 import type { FunctionRunnerStats, RunRequest, RunResult } from './runtime/index.js';
 
@@ -65,7 +66,8 @@ export function developerFunctionRunner(options: { timeoutMs?: number } = {}): D
         throw throttled(`At most ${DEVELOPER_RUNS_IN_FLIGHT} function runs (trying and replaying) at once per app: wait for one to finish`, RETRY_AFTER_SECONDS);
       }
       if (total >= DEVELOPER_POOL_RUNS) {
-        throw Object.assign(new AppError('unavailable', "Developers' function runs are busy; try again shortly"), { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        // The 503's Retry-After is the error handler's (1 s, as every `unavailable`).
+        throw unavailable("Developers' function runs are busy; try again shortly");
       }
       perApp.set(appId, mine + 1);
       total++;
@@ -85,17 +87,15 @@ export function developerFunctionRunner(options: { timeoutMs?: number } = {}): D
   };
 }
 
-/** Counts the run against the app's minute; fails open (logged) when the counters are down: the places still bound it. */
-async function countRun(deps: Deps, appId: string): Promise<void> {
-  let decision;
-  try {
-    decision = await deps.attempts.take([{ key: `function-run:${appId}`, limit: DEVELOPER_RUNS_PER_MINUTE, windowMs: 60_000 }], deps.clock.nowMs());
-  } catch (err) {
-    deps.log.warn({ err }, 'function run counter unavailable');
-    return;
-  }
-  if (!decision.allowed) throw throttled(`At most ${DEVELOPER_RUNS_PER_MINUTE} function runs (trying and replaying) a minute per app`, decision.retryAfterMs / 1000);
-}
+/** Counts the run against the app's minute; open when the counters are down (logged): the places still bound it. */
+const countRun = (deps: Deps, appId: string) =>
+  countPerMinute(deps, {
+    key: `function-run:${appId}`,
+    limit: DEVELOPER_RUNS_PER_MINUTE,
+    refusal: `At most ${DEVELOPER_RUNS_PER_MINUTE} function runs (trying and replaying) a minute per app`,
+    whenDown: 'open',
+    downLog: 'function run counter unavailable',
+  });
 
 /** One developer run of the app (C11.7), in the developers' pool, within the app's places and minute. */
 export async function runForDeveloper(deps: Deps, appId: string, request: RunRequest): Promise<RunResult> {
