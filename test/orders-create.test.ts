@@ -289,13 +289,13 @@ describe('totals (C5.2): discounts, shipping and tax add up to the cent', () => 
     expect([capped.subtotal_price, capped.total_discounts, capped.total_price]).toEqual(['0.00', '4.50', '0.00']);
   });
 
-  it('FreeShipping: the shipping line costs nothing and the waived amount is a discount', async () => {
+  it('FreeShipping: the shipping is charged nothing, the waived amount is a discount, and the shipping line keeps its price (C15.1)', async () => {
     const { s, code } = await withDiscount({ type: 'FreeShipping' });
     const p = await insertProduct(h, s.merchant.storeId, { price: 2599 });
     const o = await takeOrder(h, s.merchant.token, orderBody(p, { discount_code: code, tax_rate: '0.2', shipping_line: { title: 'Std', code: 'std', price: '6.00' } }));
     const full = await getOrder(s.accessToken, o.orderId);
     expect([full.subtotal_price, full.shipping_price, full.total_discounts, full.tax_price, full.total_price]).toEqual(['25.99', '0.00', '6.00', '5.20', '31.19']);
-    expect(full.shipping_lines[0].price).toBe('0.00');
+    expect(full.shipping_lines[0].price).toBe('6.00');
     expect(full.shipping_methods[0]).toMatchObject({ price: '0.00', original_price: '6.00' });
     expect(full.discount_applications[0]).toMatchObject({ value: '100.00', value_type: 'percentage' });
     addsUp(full);

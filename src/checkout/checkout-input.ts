@@ -7,6 +7,7 @@ import { fieldError } from '../content/fields.js';
 import { nullable } from '../http/schemas.js';
 import { alpha2 } from '../shipping/countries.js';
 import { ADDRESS_KEYS, type Address } from '../orders/order-view.js';
+import { withPlaceNames } from '../orders/address-names.js';
 import type { AskedLine } from './checkouts.repo.js';
 import { MAX_RATE_HANDLE_CHARS } from './rate.js';
 
@@ -75,7 +76,7 @@ export function readAddress(address: NonNullable<CheckoutCreate['shipping_addres
   const code = alpha2(out.country_code ?? (out.country && out.country.length === 2 ? out.country : undefined));
   if (!code) throw fieldError('shipping_address.country_code', 'must be an ISO 3166-1 alpha-2 country code');
   out.country_code = code;
-  return out;
+  return withPlaceNames(out);
 }
 
 export function readEmail(email: string | null | undefined): string | null {

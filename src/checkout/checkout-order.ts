@@ -5,7 +5,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { formatMinor } from '../money.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
-import type { OrderRow } from '../orders/order-view.js';
+import type { Address, OrderRow } from '../orders/order-view.js';
+import { CUSTOMER_PHONE_MAX } from '../customers/customers.service.js';
+import { longerThan } from '../text.js';
 import { minorOf } from './checkout-state.js';
 import type { CheckoutState } from './checkout-view.js';
 import type { ShippingRate } from './shipping-rates.js';
@@ -97,11 +99,13 @@ export function orderInputOf(state: CheckoutState, rate: ShippingRate | null): N
   const lines: LineInput[] = row.line_items.map((l, i) => ({
     label: `line_items[${i}]`, productRef: l.product_id, variantRef: l.variant_id, quantity: l.quantity, properties: [], title: null, priceMinor: null,
   }));
-  const address = row.shipping_address ?? {};
+  // A checkout that needs no shipping may have no address: the order has none either (null, not
+  // an address of nulls that an app would take for one).
+  const address = row.shipping_address ?? null;
   return {
-    customer: null,
+    customer: row.email ? { email: row.email, raw: customerOfAddress(address) } : null,
     email: row.email,
-    phone: address.phone ?? null,
+    phone: address?.phone ?? null,
     lines,
     shippingAddress: address,
     billingAddress: null,
@@ -116,6 +120,20 @@ export function orderInputOf(state: CheckoutState, rate: ShippingRate | null): N
     attributes: [],
     automaticDiscounts: state.automatic.map((a) => ({ title: a.title, value: a.value, valueType: a.valueType, lineAmountsMinor: a.lineAmountsMinor })),
   };
+}
+
+/**
+ * The buyer as `POST /orders` takes a customer (C7.1 `customer: { email, first_name, last_name,
+ * phone }`): the name and phone of the shipping address, which is all a checkout asks of the buyer.
+ * They name a new customer only (an existing one is linked as it is). A phone longer than a
+ * customer's (64) is left off the customer rather than failing the order; the order keeps it.
+ */
+function customerOfAddress(address: Partial<Address> | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (address?.first_name) out.first_name = address.first_name;
+  if (address?.last_name) out.last_name = address.last_name;
+  if (address?.phone && !longerThan(address.phone, CUSTOMER_PHONE_MAX)) out.phone = address.phone;
+  return out;
 }
 
 /** Whether the order placed shows what the checkout was priced at: each line, and every total. */

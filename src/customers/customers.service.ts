@@ -129,6 +129,9 @@ function readAddress(value: unknown): StoredAddress | null {
   return ADDRESS_FIELDS.some((k) => out[k] !== null) ? out : null;
 }
 
+/** A customer's phone, in characters. */
+export const CUSTOMER_PHONE_MAX = 64;
+
 export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatch {
   // `{ customer: { ... } }` as REST clients send it, or the fields flat.
   const body = unwrap(raw, 'customer');
@@ -142,7 +145,7 @@ export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatc
   if (first !== undefined) patch.firstName = first;
   const last = optionalText(body, 'last_name');
   if (last !== undefined) patch.lastName = last;
-  const phone = optionalText(body, 'phone', { max: 64 });
+  const phone = optionalText(body, 'phone', { max: CUSTOMER_PHONE_MAX });
   if (phone !== undefined) patch.phone = phone || null;
   const marketing = optionalBoolean(body, 'accepts_marketing');
   if (marketing !== undefined) patch.acceptsMarketing = marketing;

@@ -21,6 +21,7 @@ import { discountUsesBy, findOrder, insertOrder, insertTransaction, takeOrderNum
 import { computeTotals, eligible, formatTaxRate, percentToBp, TOTAL_TOO_LARGE, totalsTooLarge, type AppliedDiscount } from './pricing.js';
 import { deductStock } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
+import { withPlaceNames } from './address-names.js';
 
 // ---- discounts at checkout ---------------------------------------------------------------------
 
@@ -144,6 +145,9 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   assertFitsCurrency(currency, input.lines, input.shippingMinor);
   const lines = await resolveLines(tx, storeId, input.lines);
 
+  // The names beside the codes (address-names.ts), whoever gave the address: a merchant's order, a
+  // buyer's checkout (also one changed before the names were filled in).
+  const shippingAddress = input.shippingAddress && withPlaceNames(input.shippingAddress);
   let customerId: string | null = null;
   const customerEmail = input.customer?.email ?? input.email;
   if (customerEmail) {
@@ -156,7 +160,7 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
     }
     if (!customerId) {
       // The new customer's address is the order's shipping address unless the body gives one.
-      const raw = { addresses: [input.shippingAddress], ...(input.customer?.raw ?? {}), email: customerEmail };
+      const raw = { ...(shippingAddress ? { addresses: [shippingAddress] } : {}), ...(input.customer?.raw ?? {}), email: customerEmail };
       customerId = (await createCustomerInTx(tx, storeId, readCustomerPatch(raw, true), now)).id;
     }
   }
@@ -203,8 +207,8 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
     automatic_discounts: (input.automaticDiscounts ?? []).map((a) => ({
       title: a.title, value: a.value, value_type: a.valueType, amount_minor: a.lineAmountsMinor.reduce((s, x) => s + x, 0),
     })),
-    shipping_address: input.shippingAddress,
-    billing_address: input.billingAddress ?? input.shippingAddress,
+    shipping_address: shippingAddress,
+    billing_address: input.billingAddress ? withPlaceNames(input.billingAddress) : shippingAddress,
     shipping_line: input.shippingLine ?? null,
     note: input.note ?? null,
     tags: input.tags,
@@ -220,7 +224,7 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   }
   const row = (await findOrder(tx, storeId, id))!;
   await emit(tx, { storeId, topic: 'orders/create', payload: orderCreatePayload(row), now });
-  if (paid) await emit(tx, { storeId, topic: 'orders/paid', payload: orderView(row, deps.config.baseUrl), now });
+  if (paid) await emit(tx, { storeId, topic: 'orders/paid', payload: orderView(row, deps.config.baseUrl, 'withheld'), now });
   return row;
 }
 

@@ -45,7 +45,8 @@ export interface NewOrderInput {
   email: string | null;
   phone: string | null;
   lines: LineInput[];
-  shippingAddress: Partial<Address>;
+  /** Null only for a checkout that needs no shipping (POST /orders requires one). */
+  shippingAddress: Partial<Address> | null;
   billingAddress: Partial<Address> | null;
   shippingLine: ShippingLine | null;
   shippingMinor: number;
