@@ -3,10 +3,11 @@
 // filter mapping). Orders are taken through C7.1 `POST /orders` (tested in orders-create.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { storeWithApp } from './helpers/actors.js';
+import { createTestApp, installApp, signupPartner, storeWithApp } from './helpers/actors.js';
 import { uuidv7 } from '../src/ids.js';
 import { expectErrorsBody } from './helpers/expect.js';
-import { address, insertProduct, orderBody, orderStore, takeOrder, uniq } from './helpers/orders.js';
+import { eventsOf } from './helpers/events.js';
+import { address, insertProduct, ORDER_SCOPES, orderBody, orderStore, takeOrder, uniq } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -34,8 +35,8 @@ const LINE_KEYS = [
 ];
 
 /** A store with a discount, a product without variants and one with two, and one rich order. */
-async function richOrder() {
-  const s = await orderStore(h);
+async function richOrder(scopes = ORDER_SCOPES) {
+  const s = await orderStore(h, scopes);
   const storeId = s.merchant.storeId;
   const plain = await insertProduct(h, storeId, { title: 'Canvas Tote', price: 1999, stock: 10, sku: 'TOTE' });
   const tee = await insertProduct(h, storeId, {
@@ -141,8 +142,8 @@ describe('GET /api/v1/orders/{id}.json: the full view (app-api.md Order)', () =>
     expect(o.line_items.reduce((sum: number, l: any) => sum + cents(l.total_discount), 0)).toBe(cents(o.total_discounts));
   });
 
-  it('metafields owned by the order, grouped by namespace, values typed', async () => {
-    const { s, order } = await richOrder();
+  it('metafields owned by the order, grouped by namespace, values typed, for a token holding read_metafields only', async () => {
+    const { s, order } = await richOrder([...ORDER_SCOPES, 'read_metafields']);
     const now = new Date();
     for (const [ns, key, type, value] of [['custom', 'gift', 'boolean', 'true'], ['custom', 'points', 'number_integer', '12'], ['erp', 'ref', 'single_line_text_field', 'ERP-9']]) {
       await h.db.query(
@@ -152,6 +153,22 @@ describe('GET /api/v1/orders/{id}.json: the full view (app-api.md Order)', () =>
     }
     const o = (await get(s.accessToken, `/api/v1/orders/${order.orderId}.json`)).json().order;
     expect(o.metafields).toEqual({ custom: { gift: true, points: 12 }, erp: { ref: 'ERP-9' } });
+    // Found in review: an app refused the metafields endpoint (403, no read_metafields) read them
+    // all through the order. Another app of the store, with read_orders alone (and write_metafields:
+    // writing does not imply reading, Rules 2), sees the field empty.
+    const partner = await signupPartner(h);
+    const other = await installApp(h, s.merchant, await createTestApp(h, partner.token, { scopes: ['read_orders', 'write_metafields'], tier: 'enterprise' }));
+    expect((await get(other.accessToken, '/api/v1/metafields.json')).statusCode).toBe(403);
+    const seen = (await get(other.accessToken, `/api/v1/orders/${order.orderId}.json`)).json().order;
+    expect(seen.metafields).toEqual({});
+    expect(seen.id).toBe(order.orderId);
+    // Webhook bodies go to apps of every scope: never with them (the field is there, empty).
+    const events = await eventsOf(h, s.merchant.storeId, async () => {
+      const res = await h.req('PUT', `/orders/update/${order.orderId}`, { token: s.merchant.token, body: { trackingNumber: 'TRK-META' } });
+      expect(res.statusCode, res.body).toBe(200);
+    });
+    const updated = events.find((e) => e.topic === 'orders/updated')!.payload as { metafields: unknown; tracking_number: string };
+    expect(updated).toMatchObject({ tracking_number: 'TRK-META', metafields: {} });
   });
 
   // Found in review: a namespace `__proto__` (then accepted by the bulk write) made the grouping
@@ -159,7 +176,7 @@ describe('GET /api/v1/orders/{id}.json: the full view (app-api.md Order)', () =>
   // every read of the order. Swept: every name an object inherits, as namespace and as key, in rows
   // as they may already be stored; the bulk write now refuses `__proto__`.
   it('metafield namespaces and keys that name inherited properties are plain keys: no prototype is touched', async () => {
-    const { s, order } = await richOrder();
+    const { s, order } = await richOrder([...ORDER_SCOPES, 'read_metafields']);
     const now = new Date();
     const INHERITED = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
     const expected = new Map<string, [string, string][]>();

@@ -376,5 +376,5 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
     if (attempt >= COMPLETION_ATTEMPTS) throw conflict('The checkout changed while it was being completed; complete it again');
     return completeCheckout(deps, storeURL, token, attempt + 1);
   }
-  return orderView(order, deps.config.baseUrl);
+  return orderView(order, deps.config.baseUrl, 'withheld');
 }

@@ -43,7 +43,7 @@ const ShippingLineSchema = Type.Object({
   title: text(),
   code: text(),
   source: text('the shipping app handle, or null'),
-  price: Money(),
+  price: Money('the price of the rate chosen, before a FreeShipping code (what is charged is `shipping_price`)'),
   currency: Type.String(),
 });
 
@@ -120,7 +120,7 @@ export const OrderSchema = Type.Object({
     title: Type.String(),
   }), { description: "the discount code, if any, then the automatic discounts of the store's functions (C11.3)" }),
   metafields: Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown({ description: "the value as its metafield type reads (string, number, boolean, object, list...)" })), {
-    description: '`{ namespace: { key: value } }`',
+    description: '`{ namespace: { key: value } }` for a token holding `read_metafields` (the Scopes table), else `{}`; always `{}` in webhook bodies (read the order or `/api/v1/metafields.json` for them)',
   }),
   attributes: Type.Array(Type.Unknown({ description: 'as sent when the order was taken (any JSON value)' })),
   note: text(),

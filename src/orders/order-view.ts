@@ -9,6 +9,7 @@
 import { formatMinor } from '../money.js';
 import { splitName } from '../customers/customers.service.js';
 import { typedValue } from '../metafields/types.js';
+import { hasScope } from '../oauth/scopes.js';
 import { finalUnitMinor, formatTaxRate, parseTaxRate, type AppliedDiscount } from './pricing.js';
 import type { StoredAutomaticDiscount } from './orders.repo.js';
 
@@ -176,10 +177,15 @@ export function shippingOriginalMinor(o: Pick<OrderRow, 'shipping_line'>): numbe
   return m ? Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0')) : 0;
 }
 
+/**
+ * The shipping line at the price of the rate chosen (C15.1: "the chosen rate's `title`, `code`,
+ * `source`, `price` and `currency`"), before a FreeShipping code: what was waived shows in
+ * `shipping_price` (what is charged) and `total_discounts`, as on the checkout's `shipping_line`.
+ */
 function shippingLines(o: OrderRow) {
   if (!o.shipping_line) return [];
   const s = o.shipping_line;
-  return [{ title: s.title, code: s.code, source: s.source, price: money(o.shipping_minor), currency: o.currency }];
+  return [{ title: s.title, code: s.code, source: s.source, price: money(shippingOriginalMinor(o)), currency: o.currency }];
 }
 
 function shippingMethods(o: OrderRow) {
@@ -228,8 +234,21 @@ export function orderStatusUrl(baseUrl: string, o: Pick<OrderRow, 'slug' | 'id' 
   return `${baseUrl}/storefront/${o.slug}/orders/${o.id}?key=${encodeURIComponent(o.confirmation_number)}`;
 }
 
-/** app-api.md Order (app API), every field. */
-export function orderView(o: OrderRow, baseUrl: string) {
+/**
+ * Whom the order's `metafields` are shown to. They are data of the Scopes table's `read_metafields`
+ * (app-api.md Rules 2: a token without it gets 403 from the metafields endpoint), so the order
+ * carries them only for an App API caller holding that scope; for everyone else the field is there,
+ * empty. Webhook bodies never carry them: one body goes to apps of every scope (C8.2), and apps of
+ * `write_metafields` could otherwise grow every order event past what receivers take (found in
+ * review: 24 values of 60,000 characters made a 1.4 MB `orders/updated` that the SDK refused with a
+ * 413, a permanent failure). An app that needs them reads the order or the metafields endpoint.
+ */
+export type MetafieldsShown = 'shown' | 'withheld';
+
+export const metafieldsFor = (scopes: readonly string[]): MetafieldsShown => (hasScope(scopes, 'read_metafields') ? 'shown' : 'withheld');
+
+/** app-api.md Order (app API), every field; `metafields` as `shown` says. */
+export function orderView(o: OrderRow, baseUrl: string, metafields: MetafieldsShown) {
   const taxPpm = o.tax_rate === null ? null : parseTaxRate(o.tax_rate);
   return {
     id: o.id,
@@ -263,7 +282,7 @@ export function orderView(o: OrderRow, baseUrl: string) {
       id: t.id, amount: money(t.amount_minor), kind: t.kind, status: t.status, gateway: t.gateway, created_at: iso(t.created_at),
     })),
     discount_applications: discountApplications(o),
-    metafields: metafieldsView(o.metafields),
+    metafields: metafields === 'shown' ? metafieldsView(o.metafields) : {},
     attributes: o.attributes,
     note: o.note,
     tags: o.tags,

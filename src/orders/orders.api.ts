@@ -10,7 +10,7 @@ import { linkHeader, parsePage, MAX_LIMIT } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { isUuid } from '../ids.js';
-import { orderListView, orderView } from './order-view.js';
+import { metafieldsFor, orderListView, orderView } from './order-view.js';
 import { OrderListItemSchema, OrderSchema } from './order-schema.js';
 import { findOrder, listOrders, type OrderListFilter } from './orders.repo.js';
 
@@ -103,6 +103,6 @@ export async function orderApiRoutes(instance: FastifyInstance, { deps }: { deps
     const { id } = request.params;
     const row = isUuid(id) ? await findOrder(deps.db, apiCaller(request).storeId, id) : null;
     if (!row) throw notFound('Order not found');
-    return { order: orderView(row, deps.config.baseUrl) };
+    return { order: orderView(row, deps.config.baseUrl, metafieldsFor(apiCaller(request).scopes)) };
   });
 }

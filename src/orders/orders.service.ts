@@ -49,7 +49,7 @@ export async function lockForChange(tx: Queryable, orderId: string, actor: Actor
  */
 export async function emitOrderEvents(deps: Deps, tx: Queryable, orderId: string, extra: ('orders/paid' | 'orders/cancelled' | 'orders/fulfilled')[], now: Date): Promise<OrderRow> {
   const row = (await findOrderAnyStore(tx, orderId))!;
-  const payload = orderView(row, deps.config.baseUrl);
+  const payload = orderView(row, deps.config.baseUrl, 'withheld');
   await emit(tx, { storeId: row.store_id, topic: 'orders/updated', payload, now });
   for (const topic of extra) await emit(tx, { storeId: row.store_id, topic, payload, now });
   return row;
@@ -81,7 +81,7 @@ export async function updateOrder(deps: Deps, orderId: string, body: unknown, ac
     }
     if (input.products) await replaceProducts(tx, order, input.products, set, now);
 
-    // C7.2: a cash or offline payment method moves a pending order to paid. What is owed is read
+    // C7.2: a cash or offline payment method moves an order that owes money to paid. What is owed is read
     // after replacement products of the same request (a paid order they made dearer owes the rest).
     if (input.paymentMethod !== undefined) {
       set.payment_method = input.paymentMethod;
@@ -99,7 +99,9 @@ export async function updateOrder(deps: Deps, orderId: string, body: unknown, ac
         }
         set.paid_minor = paid + Math.max(due, 0);
         set.financial_status = 'paid';
-        if (status === 'pending' || status === 'confirmed') status = 'paid';
+        // app-api.md's Order status table: any order moves to `paid`, but a delivered one, which its
+        // first row holds final (a cash-on-delivery order paid at the door stays delivered).
+        if (status !== 'delivered') status = 'paid';
         extra.push('orders/paid');
       }
     }

@@ -154,7 +154,7 @@ export interface Sample {
 }
 
 type Context = { now: Date; baseUrl: string };
-const order = (topic: Topic) => ({ now, baseUrl }: Context): Sample => ({ body: orderView(orderAfter(topic, now), baseUrl) });
+const order = (topic: Topic) => ({ now, baseUrl }: Context): Sample => ({ body: orderView(orderAfter(topic, now), baseUrl, 'withheld') });
 const refund = ({ now }: Context): Sample => {
   const o = orderAfter('orders/cancelled', now);
   const lines = o.line_items.map((l) => ({ id: REFUND_LINE_ID, line_item_id: l.id, quantity: l.quantity, restock_type: 'cancel' as const, subtotal_minor: l.price_minor * l.quantity }));

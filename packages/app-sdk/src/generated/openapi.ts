@@ -3359,7 +3359,7 @@ export interface operations {
                                     code: string | null;
                                     /** @description the shipping app handle, or null */
                                     source: string | null;
-                                    /** @description decimal string, e.g. "19.90" (C5.2) */
+                                    /** @description the price of the rate chosen, before a FreeShipping code (what is charged is `shipping_price`) */
                                     price: string;
                                     currency: string;
                                 }[];
@@ -3396,7 +3396,7 @@ export interface operations {
                                     value_type: "fixed_amount" | "percentage";
                                     title: string;
                                 }[];
-                                /** @description `{ namespace: { key: value } }` */
+                                /** @description `{ namespace: { key: value } }` for a token holding `read_metafields` (the Scopes table), else `{}`; always `{}` in webhook bodies (read the order or `/api/v1/metafields.json` for them) */
                                 metafields: {
                                     [key: string]: {
                                         [key: string]: unknown;
@@ -17230,7 +17230,7 @@ export interface operations {
                                 code: string | null;
                                 /** @description the shipping app handle, or null */
                                 source: string | null;
-                                /** @description decimal string, e.g. "19.90" (C5.2) */
+                                /** @description the price of the rate chosen, before a FreeShipping code (what is charged is `shipping_price`) */
                                 price: string;
                                 currency: string;
                             }[];
@@ -17488,7 +17488,7 @@ export interface operations {
                                 code: string | null;
                                 /** @description the shipping app handle, or null */
                                 source: string | null;
-                                /** @description decimal string, e.g. "19.90" (C5.2) */
+                                /** @description the price of the rate chosen, before a FreeShipping code (what is charged is `shipping_price`) */
                                 price: string;
                                 currency: string;
                             }[];
@@ -17525,7 +17525,7 @@ export interface operations {
                                 value_type: "fixed_amount" | "percentage";
                                 title: string;
                             }[];
-                            /** @description `{ namespace: { key: value } }` */
+                            /** @description `{ namespace: { key: value } }` for a token holding `read_metafields` (the Scopes table), else `{}`; always `{}` in webhook bodies (read the order or `/api/v1/metafields.json` for them) */
                             metafields: {
                                 [key: string]: {
                                     [key: string]: unknown;
