@@ -10,6 +10,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { parseMoney } from '../money.js';
+import { isoMinorUnits } from '../currencies.js';
 import { lockDeveloper, postEntry } from '../ledger/ledger.js';
 import { billingProviders, type ProviderResult } from './providers.js';
 import { decimalText, mulHalfEven, parseDecimal, splitCommission, toUsd, type Decimal } from './money-math.js';
@@ -317,7 +318,7 @@ export async function chargeClaimed(deps: Deps, txn: AppTransactionRow, storeEma
       idempotencyKey: txn.id,
       storeId: txn.store_id,
       storeEmail,
-      amountMinor: txn.amount_cents,
+      amountIsoMinor: isoMinorUnits(txn.amount_cents, txn.currency),
       currency: txn.currency,
       description: `App subscription ${txn.period_start.toISOString().slice(0, 10)} to ${txn.period_end.toISOString().slice(0, 10)}`,
     });

@@ -11,7 +11,11 @@ export interface ChargeRequest {
   idempotencyKey: string;
   storeId: string;
   storeEmail: string;
-  amountMinor: number;
+  /**
+   * In the currency's ISO 4217 minor units (yen for JPY, cents for USD, fils for KWD), as payment
+   * processors take amounts; not the hundredths the platform keeps (currencies.ts isoMinorUnits).
+   */
+  amountIsoMinor: number;
   currency: string;
   description: string;
 }
@@ -29,6 +33,7 @@ export interface PayoutRequest {
   /** The payout id. */
   idempotencyKey: string;
   developerId: string;
+  /** In cents: payouts are in USD (C10.5), whose minor unit is the hundredth the ledger keeps. */
   amountMinor: number;
   currency: string;
   destination: PayoutDestination;
