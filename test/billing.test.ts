@@ -12,7 +12,7 @@ import { CHARGE_LEASE_MS, runBillingCharges } from '../src/billing/charges.js';
 let h: Harness;
 let ops: () => Promise<string>;
 beforeAll(async () => {
-  h = await createHarness({ SVC_FX_RATES: '{"EUR":1.08,"INR":0.012}' });
+  h = await createHarness({ SVC_FX_RATES: '{"EUR":1.08,"INR":0.012,"JPY":0.0067,"KWD":3.25}' });
   ops = await operator(h);
 });
 afterAll(() => h?.close());
@@ -113,6 +113,20 @@ describe('billing periods', () => {
 });
 
 describe('billing-charges job (C10.1, C10.2)', () => {
+  // Found in review: the platform keeps hundredths, and the provider was sent them as they are: for
+  // yen a hundred times the price (a processor such as Stripe reads JPY amounts in yen).
+  it("asks the payment provider for the price in the currency's own minor units (JPY yen, KWD fils, USD cents)", async () => {
+    const dev = await developer(h);
+    for (const [currency, amount, expected] of [['JPY', '3333', 3333], ['KWD', '10.50', 10_500], ['USD', '9.99', 999]] as const) {
+      const app = await paidApp(h, dev, { amount, currency, trialDays: 0 });
+      const { installationId } = await install(h, await merchant(h), app);
+      await billing(dev);
+      const [txn] = await transactionsOf(h, installationId);
+      expect(txn, currency).toMatchObject({ currency, status: 'paid' });
+      expect(sandbox.payments.calls.filter((c) => c.idempotencyKey === txn.id).map((c) => [c.currency, c.amountIsoMinor]), currency).toEqual([[currency, expected]]);
+    }
+  });
+
   it('charges nothing during the trial, then once per period; a second run charges nothing more', async () => {
     const dev = await developer(h);
     const app = await paidApp(h, dev, { amount: '10.00', trialDays: 14 });
@@ -330,7 +344,7 @@ describe('uninstall (C4.7, C10.1, C14.12)', () => {
     expect(await transactionsOf(h, installationId)).toHaveLength(1);
   });
 
-  it('C10.1 the trial is granted once: a reinstall after a full uninstall bills from then, with no second trial', async () => {
+  it('C10.1 the trial is granted once: a reinstall inside the first trial keeps its end, one after it bills from then, with no second trial', async () => {
     const dev = await developer(h);
     const app = await paidApp(h, dev, { amount: '9.99', trialDays: 14 });
     const m = await merchant(h);
@@ -341,10 +355,19 @@ describe('uninstall (C4.7, C10.1, C14.12)', () => {
     expect(del.json().data.status).toBe('uninstalled');
     h.clock.advance(days(2));
     await install(h, m, app);
+    // Two days into its 14: the same trial goes on, and billing starts at its end (C10.1).
     const again = await installation(h, installationId);
     expect(again.status).toBe('active');
-    expect(again.billing_status).toBe('active');
+    expect(again.billing_status).toBe('trialing');
     expect(again.trial_ends_at.getTime()).toBe(first.trial_ends_at.getTime());
-    expect(again.billing_start_date.getTime()).toBeGreaterThan(first.created_at.getTime());
+    expect(again.billing_start_date.getTime()).toBe(first.trial_ends_at.getTime());
+    // Past its end: no second trial, billed from the reinstall.
+    expect((await h.req('DELETE', `/apps/installations/${installationId}`, { token: await m.fresh() })).json().data.status).toBe('uninstalled');
+    h.clock.advance(days(13));
+    await install(h, m, app);
+    const late = await installation(h, installationId);
+    expect(late.billing_status).toBe('active');
+    expect(late.trial_ends_at.getTime()).toBe(first.trial_ends_at.getTime());
+    expect(late.billing_start_date.getTime()).toBeGreaterThan(first.trial_ends_at.getTime());
   });
 });

@@ -3,6 +3,7 @@
 // installations.repo.ts.
 import type { Queryable } from '../db/db.js';
 import { insertRow } from '../db/sql.js';
+import type { AppRow } from '../apps/apps.repo.js';
 
 const SCOPES = { scopes: 'jsonb' };
 
@@ -28,6 +29,18 @@ export interface CodeRow {
 export async function codeInstallation(q: Queryable, codeHash: string): Promise<string | null> {
   const { rows } = await q.query<{ installation_id: string }>('SELECT installation_id FROM oauth_codes WHERE code_hash = $1', [codeHash]);
   return rows[0]?.installation_id ?? null;
+}
+
+/**
+ * The app as it is now, share-locked until the transaction ends: a code exchange activates the
+ * installation with this row, not with the copy read to authenticate the client. A version PATCH
+ * holds the app's row from its UPDATE until it commits, and then moves the installations (C3.3);
+ * the exchange waits here, before it locks the installation (the PATCH's order: app, then
+ * installation, so the two never deadlock), and then reads the version the PATCH committed.
+ */
+export async function shareLockApp(q: Queryable, appId: string): Promise<AppRow | null> {
+  const { rows } = await q.query<AppRow>('SELECT * FROM apps WHERE id = $1 FOR SHARE', [appId]);
+  return rows[0] ?? null;
 }
 
 /** The code with its installation's app, locked: a code is exchanged once. */

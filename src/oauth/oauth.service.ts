@@ -15,6 +15,7 @@ import {
 } from './installations.repo.js';
 import {
   codeInstallation, expireUnusedCodes, hasEarlierGrant, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
+  shareLockApp,
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
 import { billingOnInstall } from './billing-on-install.js';
@@ -65,7 +66,11 @@ export async function authorize(deps: Deps, storeId: string, query: { client_id?
   const state = randomBytes(24).toString('base64url'); // 192 bits, URL-safe (C4.3)
   const installationId = await deps.db.transaction(async (tx) => {
     await insertPendingInstallation(tx, { id: uuidv7(), app_id: app.id, store_id: storeId, scopes, installed_version: app.version, now });
-    const installation = (await findInstallationOf(tx, app.id, storeId))!;
+    // Locked before its codes are touched, as exchange and uninstall lock it (C4.1, C4.6): the
+    // insert above takes no lock when the row exists (ON CONFLICT DO NOTHING), so two
+    // authorisations at once each expired only the codes committed before them, missed each
+    // other's, and both codes worked. Now the second waits for the first and expires its code.
+    const installation = (await lockInstallation(tx, (await findInstallationOf(tx, app.id, storeId))!.id))!;
     // C4.1, C4.6: the latest authorisation decides the scopes. A code handed off earlier and not yet
     // exchanged expires now, so an app cannot exchange it after this one and take back scopes the
     // merchant has just withheld (the installation takes the scopes of the code exchanged last).
@@ -93,18 +98,25 @@ async function authenticateClient(deps: Deps, body: Record<string, unknown>): Pr
   return app;
 }
 
-/** `now` is the request's one instant: the grant's 30 days are counted from it, so a fresh grant says 2592000. */
+/**
+ * `now` is the request's one instant: the grant's 30 days are counted from it, so a fresh grant says
+ * 2592000. The access token lives 24 hours but never past the grant's end (C4.5, app-api.md Token
+ * state: then "the merchant must re-authorise"): a refresh shortly before the end gave a token
+ * that worked up to 24 hours after it. A code exchange starts a 30-day grant, so it still says
+ * 86400 (C4.4); `expires_in` is the token's real lifetime, rounded down.
+ */
 async function issueTokens(tx: Tx, grant: { id: string; expiresAt: Date; scopes: string[] }, installationId: string, now: Date) {
   const accessToken = randomToken('svcat', 32);
   const refreshToken = randomToken('svcrt', 32);
+  const accessEndsMs = Math.min(now.getTime() + ACCESS_TTL_S * 1000, grant.expiresAt.getTime());
   await insertAccessToken(tx, {
-    token_hash: sha256Hex(accessToken), grant_id: grant.id, installation_id: installationId, expires_at: new Date(now.getTime() + ACCESS_TTL_S * 1000), created_at: now,
+    token_hash: sha256Hex(accessToken), grant_id: grant.id, installation_id: installationId, expires_at: new Date(accessEndsMs), created_at: now,
   });
   await insertRefreshToken(tx, { token_hash: sha256Hex(refreshToken), grant_id: grant.id, installation_id: installationId, expires_at: grant.expiresAt, created_at: now });
   return {
     access_token: accessToken,
     refresh_token: refreshToken,
-    expires_in: ACCESS_TTL_S,
+    expires_in: Math.max(0, Math.floor((accessEndsMs - now.getTime()) / 1000)),
     refresh_token_expires_in: Math.max(0, Math.floor((grant.expiresAt.getTime() - now.getTime()) / 1000)),
     scope: grant.scopes.join(','),
     token_type: 'Bearer' as const,
@@ -132,13 +144,19 @@ export async function exchangeToken(deps: Deps, body: Record<string, unknown>) {
   throw badRequest('grant_type must be authorization_code or refresh_token');
 }
 
-async function exchangeCode(deps: Deps, app: AppRow, body: Record<string, unknown>) {
+async function exchangeCode(deps: Deps, client: AppRow, body: Record<string, unknown>) {
   if (typeof body.code !== 'string' || !body.code) throw badRequest('code is required');
   if (typeof body.state !== 'string' || !body.state) throw badRequest('state is required');
   const codeHash = sha256Hex(body.code);
   const state = body.state;
   const result = await runTokenTransaction(deps, async (tx) => {
-    // The installation first, as uninstall locks it (lockInstallation): the two never interleave.
+    // C3.3: the installation is activated at the app's version as of now. `client` was read before
+    // this transaction, so a version PATCH that committed meanwhile (it had moved the still pending
+    // installation) was undone by the exchange writing the old version. The app's row is locked
+    // first, as the PATCH locks it before the installations, so the two never deadlock.
+    const app = await shareLockApp(tx, client.id);
+    if (!app) throw unauthenticated('Unknown client or wrong client secret');
+    // The installation next, as uninstall locks it (lockInstallation): the two never interleave.
     const installationId = await codeInstallation(tx, codeHash);
     if (installationId) await lockInstallation(tx, installationId);
     const code = await lockCode(tx, codeHash);
@@ -177,18 +195,27 @@ async function activateInstallation(deps: Deps, tx: Tx, app: AppRow, installatio
   const becomingActive = installation.status !== 'active';
   // Billing on (re)activation (C10.1): the first install starts the trial; a reinstall while a
   // paid period still runs (`pending_uninstall`) simply resumes it; a reinstall after a full
-  // uninstall bills again from now, with no second trial. An installation removed while still
-  // `pending` (authorised, never exchanged) was never installed: its first exchange is the first
-  // install, trial included. Every activation makes a grant, so "ever active" is "an earlier grant".
+  // uninstall bills again from now (from the first trial's end while it still runs), with no
+  // second trial. An installation removed while still `pending` (authorised, never exchanged) was
+  // never installed: its first exchange is the first install, trial included. Every activation
+  // makes a grant, so "ever active" is "an earlier grant".
   let billing: { billingStatus: string; trialEndsAt: Date | null; billingStartDate: Date | null } | null = null;
   const firstInstall = installation.status === 'pending'
     || (installation.status === 'uninstalled' && !(await hasEarlierGrant(tx, installationId, grantId)));
   if (firstInstall) billing = billingOnInstall(app.pricing, now);
   else if (installation.status === 'uninstalled') {
     const fresh = billingOnInstall(app.pricing, now);
-    billing = fresh.billingStatus === 'trialing'
-      ? { billingStatus: 'active', trialEndsAt: installation.trial_ends_at, billingStartDate: now }
-      : { ...fresh, trialEndsAt: installation.trial_ends_at };
+    const trialRunning = installation.trial_ends_at !== null && installation.trial_ends_at.getTime() > now.getTime();
+    // C10.1: billing starts at the end of the trial. A reinstall while the first trial still runs
+    // resumes it (no second trial: it ends when the first would have). Before, it was billed from
+    // now with the trial's end still shown ahead: the next run charged a full period on trial day 0.
+    if (fresh.billingStatus !== 'none' && trialRunning) {
+      billing = { billingStatus: 'trialing', trialEndsAt: installation.trial_ends_at, billingStartDate: installation.trial_ends_at };
+    } else {
+      billing = fresh.billingStatus === 'trialing'
+        ? { billingStatus: 'active', trialEndsAt: installation.trial_ends_at, billingStartDate: now }
+        : { ...fresh, trialEndsAt: installation.trial_ends_at };
+    }
   }
   await activateInstallationRow(tx, installationId, { scopes, becomingActive, version: app.version, billing, now });
   // C11.2: installing (or reinstalling) activates the app's functions on the store.
