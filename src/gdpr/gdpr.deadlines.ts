@@ -11,6 +11,10 @@
 // One short transaction per request, holding its row lock: a second run (another worker, C12.2 on
 // demand) waits, then finds the work done: states are re-read under the lock and each reminder is
 // keyed by its day. Webhooks and emails go out after that transaction commits.
+//
+// An app's acknowledge or complete call applies the same failures to its request first, under the
+// same lock (`applyDeadlines`, reminders aside): an app is late from its deadline on, not from the
+// job's next run, and the job then finds it `failed` and leaves it be.
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { deliverLater, recordMail, type MailEntry } from '../mail/mail.js';
@@ -65,79 +69,108 @@ async function notifyFailures(deps: Deps, tx: Queryable, req: RequestRow, failur
   return mails;
 }
 
-interface Outcome {
+/**
+ * What C9.3 did to one request, in the transaction that holds its row lock: the deliveries and mails
+ * to send once that transaction committed.
+ */
+export interface DeadlineOutcome {
   changed: boolean;
+  /** The request as it stands now (failed, settled). */
+  req: RequestRow;
   deliveryIds: string[];
   mails: MailEntry[];
 }
 
-async function processRequest(deps: Deps, requestId: string): Promise<Outcome> {
+/**
+ * C9.3 for one request: the job's rule, and the one an app's acknowledge or complete call applies
+ * first (gdpr.service.ts `appGdprAction`), so that whoever looks first, an app is late from the same
+ * instant on and fails the same way: status, error message, final notice, the merchant's
+ * notification and email, the request's status. A second look finds the app `failed` and does
+ * nothing again. Called inside a transaction holding the request's row lock, with `apps` read under
+ * it (updated in place).
+ *
+ * A deadline is missed once `now` is past it: at the deadline instant exactly the app is still on
+ * time (`deadline < now`, here and in the job's query).
+ *
+ * `reminders`: the job's daily reminders (once per app and UTC day) go out with its own runs only.
+ */
+export async function applyDeadlines(
+  deps: Deps,
+  tx: Queryable,
+  req: RequestRow,
+  apps: AppStateRow[],
+  now: Date,
+  opts: { reminders: boolean },
+): Promise<DeadlineOutcome> {
+  const requestId = req.id;
+  const today = utcDay(now);
+  const failures: Failure[] = [];
+  const fail = (app: AppStateRow, reason: FailReason, message: string) => {
+    app.status = 'failed';
+    app.failed_at = now;
+    app.error_message = message;
+    failures.push({ app, reason, message });
+  };
+
+  const finalNotice: AppStateRow[] = [];
+  if (req.acknowledge_deadline < now) {
+    for (const app of apps.filter((a) => a.status === 'pending')) {
+      fail(app, 'acknowledge_deadline', `Not acknowledged by the acknowledge deadline (${req.acknowledge_deadline.toISOString()})`);
+      app.final_notice_at = now;
+      finalNotice.push(app);
+    }
+  }
+  const reminders: AppStateRow[] = [];
+  if (req.completion_deadline < now) {
+    for (const app of apps.filter((a) => a.status === 'pending' || a.status === 'acknowledged')) {
+      fail(app, 'completion_deadline', `Not completed by the completion deadline (${req.completion_deadline.toISOString()})`);
+    }
+  } else if (opts.reminders && req.completion_deadline.getTime() - REMINDER_DAYS * DAY_MS <= now.getTime()) {
+    for (const app of apps) {
+      if ((app.status === 'pending' || app.status === 'acknowledged') && app.last_reminder_day !== today) {
+        app.last_reminder_day = today;
+        reminders.push(app);
+      }
+    }
+  }
+  if (!failures.length && !reminders.length) return { changed: false, req, deliveryIds: [], mails: [] };
+
+  const changed = [...new Set([...failures.map((f) => f.app), ...reminders])];
+  await tx.query(
+    `UPDATE gdpr_request_apps ra SET status = x.status, failed_at = x.failed_at, error_message = x.error_message,
+       final_notice_at = x.final_notice_at, last_reminder_day = x.last_reminder_day, updated_at = $3
+     FROM jsonb_to_recordset($2::jsonb) AS x(app_id uuid, status text, failed_at timestamptz, error_message text,
+       final_notice_at timestamptz, last_reminder_day text)
+     WHERE ra.request_id = $1 AND ra.app_id = x.app_id`,
+    [requestId, JSON.stringify(changed.map((a) => ({
+      app_id: a.app_id, status: a.status, failed_at: a.failed_at, error_message: a.error_message,
+      final_notice_at: a.final_notice_at, last_reminder_day: a.last_reminder_day,
+    }))), now],
+  );
+  if (failures.length && req.status !== 'failed' && req.status !== 'completed') {
+    await tx.query(`UPDATE gdpr_requests SET status = 'failed', failed_at = $2, updated_at = $2 WHERE id = $1`, [requestId, now]);
+    req = { ...req, status: 'failed', failed_at: now, updated_at: now };
+  }
+
+  const { rows: stores } = await tx.query<{ slug: string }>('SELECT slug FROM stores WHERE id = $1', [req.store_id]);
+  const message = { requestId, storeId: req.store_id, shopDomain: stores[0]?.slug ?? '', requestType: req.request_type, topic: req.topic, payload: req.payload };
+  const signing = new Map((await gdprAppsById(tx, [...finalNotice, ...reminders].map((a) => a.app_id))).map((a) => [a.app_id, a]));
+  const pick = (list: AppStateRow[]) => list.map((a) => signing.get(a.app_id)).filter((a) => a !== undefined);
+  const deliveryIds = [
+    ...(await createGdprDeliveries(tx, deps.secrets, message, pick(finalNotice), 'final_notice', now)),
+    ...(await createGdprDeliveries(tx, deps.secrets, message, pick(reminders), 'reminder', now)),
+  ];
+  const mails = await notifyFailures(deps, tx, req, failures, now);
+  req = await settleRequest(tx, req, apps, now);
+  return { changed: true, req, deliveryIds, mails };
+}
+
+async function processRequest(deps: Deps, requestId: string): Promise<DeadlineOutcome | null> {
   return deps.db.transaction(async (tx) => {
-    const none: Outcome = { changed: false, deliveryIds: [], mails: [] };
-    let req = await findRequest(tx, requestId, { lock: true });
-    if (!req) return none;
+    const req = await findRequest(tx, requestId, { lock: true });
+    if (!req) return null;
     const apps = (await appStatesOf(tx, [requestId])).get(requestId) ?? [];
-    const now = deps.clock.now();
-    const today = utcDay(now);
-    const failures: Failure[] = [];
-    const fail = (app: AppStateRow, reason: FailReason, message: string) => {
-      app.status = 'failed';
-      app.failed_at = now;
-      app.error_message = message;
-      failures.push({ app, reason, message });
-    };
-
-    const finalNotice: AppStateRow[] = [];
-    if (req.acknowledge_deadline < now) {
-      for (const app of apps.filter((a) => a.status === 'pending')) {
-        fail(app, 'acknowledge_deadline', `Not acknowledged by the acknowledge deadline (${req.acknowledge_deadline.toISOString()})`);
-        app.final_notice_at = now;
-        finalNotice.push(app);
-      }
-    }
-    const reminders: AppStateRow[] = [];
-    if (req.completion_deadline < now) {
-      for (const app of apps.filter((a) => a.status === 'pending' || a.status === 'acknowledged')) {
-        fail(app, 'completion_deadline', `Not completed by the completion deadline (${req.completion_deadline.toISOString()})`);
-      }
-    } else if (req.completion_deadline.getTime() - REMINDER_DAYS * DAY_MS <= now.getTime()) {
-      for (const app of apps) {
-        if ((app.status === 'pending' || app.status === 'acknowledged') && app.last_reminder_day !== today) {
-          app.last_reminder_day = today;
-          reminders.push(app);
-        }
-      }
-    }
-    if (!failures.length && !reminders.length) return none;
-
-    const changed = [...new Set([...failures.map((f) => f.app), ...reminders])];
-    await tx.query(
-      `UPDATE gdpr_request_apps ra SET status = x.status, failed_at = x.failed_at, error_message = x.error_message,
-         final_notice_at = x.final_notice_at, last_reminder_day = x.last_reminder_day, updated_at = $3
-       FROM jsonb_to_recordset($2::jsonb) AS x(app_id uuid, status text, failed_at timestamptz, error_message text,
-         final_notice_at timestamptz, last_reminder_day text)
-       WHERE ra.request_id = $1 AND ra.app_id = x.app_id`,
-      [requestId, JSON.stringify(changed.map((a) => ({
-        app_id: a.app_id, status: a.status, failed_at: a.failed_at, error_message: a.error_message,
-        final_notice_at: a.final_notice_at, last_reminder_day: a.last_reminder_day,
-      }))), now],
-    );
-    if (failures.length && req.status !== 'failed' && req.status !== 'completed') {
-      await tx.query(`UPDATE gdpr_requests SET status = 'failed', failed_at = $2, updated_at = $2 WHERE id = $1`, [requestId, now]);
-      req = { ...req, status: 'failed', failed_at: now, updated_at: now };
-    }
-
-    const { rows: stores } = await tx.query<{ slug: string }>('SELECT slug FROM stores WHERE id = $1', [req.store_id]);
-    const message = { requestId, storeId: req.store_id, shopDomain: stores[0]?.slug ?? '', requestType: req.request_type, topic: req.topic, payload: req.payload };
-    const signing = new Map((await gdprAppsById(tx, [...finalNotice, ...reminders].map((a) => a.app_id))).map((a) => [a.app_id, a]));
-    const pick = (list: AppStateRow[]) => list.map((a) => signing.get(a.app_id)).filter((a) => a !== undefined);
-    const deliveryIds = [
-      ...(await createGdprDeliveries(tx, deps.secrets, message, pick(finalNotice), 'final_notice', now)),
-      ...(await createGdprDeliveries(tx, deps.secrets, message, pick(reminders), 'reminder', now)),
-    ];
-    const mails = await notifyFailures(deps, tx, req, failures, now);
-    await settleRequest(tx, req, apps, now);
-    return { changed: true, deliveryIds, mails };
+    return applyDeadlines(deps, tx, req, apps, deps.clock.now(), { reminders: true });
   });
 }
 
@@ -156,7 +189,7 @@ export async function runGdprDeadlines(deps: Deps): Promise<{ processed: number 
   const sends: Promise<unknown>[] = [];
   for (const { id } of rows) {
     const out = await processRequest(deps, id);
-    if (!out.changed) continue;
+    if (!out?.changed) continue;
     processed++;
     deliverLater(deps, out.mails);
     if (out.deliveryIds.length) sends.push(deps.webhooks.sendNow(out.deliveryIds));

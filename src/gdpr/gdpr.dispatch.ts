@@ -47,6 +47,20 @@ export class GdprDispatcher {
     this.inFlight.add(p);
   }
 
+  /**
+   * Send these deliveries now without waiting for them (a final notice that an app's late call
+   * caused, gdpr.service.ts). Tracked like a dispatch; what is left unsent stays in the delivery
+   * queue for a worker's loop.
+   */
+  send(requestId: string, deliveryIds: string[]): void {
+    if (!deliveryIds.length) return;
+    const p = this.deps.webhooks.sendNow(deliveryIds)
+      .then(() => undefined)
+      .catch((err) => this.deps.log.error({ err, gdprRequestId: requestId }, 'sending GDPR notices failed'))
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+
   /** Resolves when every dispatch started so far (and any started meanwhile) has finished. */
   async settle(): Promise<void> {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);

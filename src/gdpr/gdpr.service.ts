@@ -11,10 +11,13 @@ import { longerThan } from '../text.js';
 import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 import {
   ACKNOWLEDGE_DAYS, COMPLETION_DAYS, DAY_MS, REQUEST_TYPES, TOPIC_OF, appStateOf, appStatesOf, findRequest, listRequests, requestView,
-  type GdprMetadata, type GdprRequestStatus, type GdprRequestType, type RequestRow,
+  type GdprMetadata, type GdprRequestStatus, type GdprRequestType,
 } from './gdpr.repo.js';
 import { createGdprDeliveries, type GdprApp } from './gdpr.deliveries.js';
 import { settleRequest } from './gdpr.state.js';
+import { applyDeadlines } from './gdpr.deadlines.js';
+import { gdprDispatcher } from './gdpr.dispatch.js';
+import { deliverLater } from '../mail/mail.js';
 
 export interface GdprRequestInput {
   customerId?: unknown;
@@ -194,11 +197,20 @@ export async function listGdprRequests(
   return { requests: rows.map((r) => requestView(r, apps.get(r.id) ?? [])), total };
 }
 
+/** The 409 of an app's call once the app failed the request (C9.3), however it came to fail. */
+const failedByApp = (errorMessage: string | null) => conflict(`This app already failed the request: ${errorMessage ?? 'deadline missed'}`);
+
 /**
  * C9.2: an app acknowledges or completes a request it was notified of, on the store of its token.
  * Both are accepted whatever became of the webhook's HTTP delivery (app-api.md GDPR routes), and
  * repeating one is harmless. A failed app's state is final (409). The answer shows the request
  * with the calling app's own state only: other apps' names are not another developer's business.
+ *
+ * The deadlines hold at the call, not from the daily job's next run on (app-api.md GDPR webhooks):
+ * the job's own rule (gdpr.deadlines.ts `applyDeadlines`) is applied to the request first, under its
+ * lock, so a late app is failed exactly as the job would fail it (the merchant notified, a final
+ * notice for a missed acknowledgment) and answered 409. That failure is committed, not rolled back
+ * with the refused call.
  */
 export async function appGdprAction(
   deps: Deps,
@@ -208,12 +220,18 @@ export async function appGdprAction(
   dataExportUrl: string | null = null,
 ) {
   if (!isUuid(requestId)) throw notFound('GDPR request not found');
-  return deps.db.transaction(async (tx) => {
+  const out = await deps.db.transaction(async (tx) => {
     let req = await findRequest(tx, requestId, { storeId: caller.storeId, lock: true });
     const mine = req && (await appStateOf(tx, requestId, caller.appId));
     if (!req || !mine) throw notFound('GDPR request not found, or this app was not notified of it');
-    if (mine.status === 'failed') throw conflict(`This app already failed the request: ${mine.error_message ?? 'deadline missed'}`);
+    if (mine.status === 'failed') throw failedByApp(mine.error_message);
     const now = deps.clock.now();
+    const before = (await appStatesOf(tx, [requestId])).get(requestId) ?? [];
+    const deadlines = await applyDeadlines(deps, tx, req, before, now, { reminders: false });
+    req = deadlines.req;
+    const late = before.find((a) => a.app_id === caller.appId && a.status === 'failed');
+    if (late) return { deadlines, late };
+
     if (action === 'acknowledge' && mine.status === 'pending') {
       await tx.query(`UPDATE gdpr_request_apps SET status = 'acknowledged', acknowledged_at = $3, updated_at = $3 WHERE request_id = $1 AND app_id = $2`, [
         requestId, caller.appId, now,
@@ -230,10 +248,15 @@ export async function appGdprAction(
       }
     }
     const apps = (await appStatesOf(tx, [requestId])).get(requestId) ?? [];
-    req = await settleRequest(tx, req as RequestRow, apps, now);
+    req = await settleRequest(tx, req, apps, now);
     // The app's own state and its own export: another app's link to the customer's data (a signed
     // URL, often) is not another developer's business.
     const own = apps.filter((a) => a.app_id === caller.appId);
-    return { ...requestView(req, own), dataExportUrl: own[0]?.data_export_url ?? null };
+    return { deadlines, view: { ...requestView(req, own), dataExportUrl: own[0]?.data_export_url ?? null } };
   });
+  // As the job does once its transaction committed: the merchant's emails, then the final notices.
+  deliverLater(deps, out.deadlines.mails);
+  gdprDispatcher(deps).send(requestId, out.deadlines.deliveryIds);
+  if (out.late) throw failedByApp(out.late.error_message);
+  return out.view;
 }
