@@ -12,27 +12,34 @@ import { tempDir } from './helpers/temp-dirs.js';
 import { runSdkProcess } from './helpers/sdk-process.js';
 
 const TOKENS = `(name) => ({ accessToken: 'a-' + name, refreshToken: 'r-' + name, accessExpiresAt: Date.now() + 3600_000, refreshExpiresAt: Date.now() + 30 * 86400_000, scopes: ['read_products'] })`;
-// Long enough for many contended rounds on a loaded machine (a write that meets the other's lock
-// waits 25-50 ms for it: two full suites beside this test left 20 rounds in 1.5 s).
-const RUN_MS = 3000;
+// Rounds of shop-y's refreshes; shop-x's forgets run for as long as they do. Counted in rounds,
+// not time, and begun together (each process announces itself with a file and waits for the
+// other's): under load a process may start seconds after the other, which a time window missed
+// (found on a loaded machine: no round at all in the window).
+const ROUNDS = 40;
 
 describe('FileTokenStore: writes from several processes on one token file', () => {
   it('forgetting and installing one shop never writes back a stale copy of another shop\'s tokens', async () => {
     const path = join(tempDir('svc-sdk-writes-'), 'tokens.json');
     const creds = { baseUrl: 'http://127.0.0.1:9', clientId: 'app', clientSecret: 'secret' };
-    const at = Date.now() + 3000; // past both processes' start, even on a loaded machine
-    const args = [path, JSON.stringify(creds), String(at), String(at + RUN_MS)];
+    const args = [path, JSON.stringify(creds), String(ROUNDS)];
     const prelude = `
-      const [path, creds, at, until] = [process.argv[2], JSON.parse(process.argv[3]), Number(process.argv[4]), Number(process.argv[5])];
+      const [path, creds, ROUNDS] = [process.argv[2], JSON.parse(process.argv[3]), Number(process.argv[4])];
+      const fs = await import('node:fs');
       const tokens = ${TOKENS};
       const store = new sdk.FileTokenStore(path);
+      const together = async (me, other) => {
+        fs.writeFileSync(path + '.ready-' + me, '');
+        while (!fs.existsSync(path + '.ready-' + other)) await new Promise((r) => setTimeout(r, 5));
+      };
     `;
-    // Process 1: the app forgetting (and reinstalling) shop-x, through TokenKeeper as an app does.
+    // Process 1: the app forgetting (and reinstalling) shop-x, through TokenKeeper as an app does,
+    // until shop-y's refreshes are over.
     const forgetter = runSdkProcess(`${prelude}
       const keeper = new sdk.TokenKeeper(creds, store);
-      await new Promise((r) => setTimeout(r, at - Date.now()));
+      await together('x', 'y');
       let rounds = 0;
-      while (Date.now() < until) {
+      while (!fs.existsSync(path + '.done-y') || rounds < ROUNDS) {
         await keeper.install('shop-x', tokens('x' + rounds));
         await keeper.forget('shop-x');
         rounds++;
@@ -43,10 +50,10 @@ describe('FileTokenStore: writes from several processes on one token file', () =
     const refresher = runSdkProcess(`${prelude}
       let last = 'y-start';
       await store.set('shop-y', tokens(last));
-      await new Promise((r) => setTimeout(r, at - Date.now()));
-      let rounds = 0;
+      await together('y', 'x');
       let lost = 0;
-      while (Date.now() < until) {
+      let rounds = 0;
+      for (; rounds < ROUNDS; rounds++) {
         await store.lock('shop-y', async () => {
           const seen = await store.get('shop-y');
           if (seen?.refreshToken !== 'r-' + last) lost++;
@@ -54,8 +61,8 @@ describe('FileTokenStore: writes from several processes on one token file', () =
           await store.set('shop-y', tokens(next));
           last = next;
         });
-        rounds++;
       }
+      fs.writeFileSync(path + '.done-y', '');
       process.stdout.write(JSON.stringify({ rounds, lost, last }));
     `, args);
     const [one, two] = await Promise.all([forgetter, refresher]);
@@ -65,11 +72,11 @@ describe('FileTokenStore: writes from several processes on one token file', () =
     const refreshed = JSON.parse(two.out) as { rounds: number; lost: number; last: string };
     // Both loops ran many rounds against each other: the test cannot pass by doing nothing (before
     // the fix, about half of shop-y's rounds lost its tokens).
-    expect(forgot.rounds).toBeGreaterThanOrEqual(20);
-    expect(refreshed.rounds).toBeGreaterThanOrEqual(20);
+    expect(forgot.rounds).toBeGreaterThanOrEqual(ROUNDS);
+    expect(refreshed.rounds).toBe(ROUNDS);
     expect(refreshed.lost, `shop-y's tokens lost in ${refreshed.rounds} rounds (against ${forgot.rounds} of shop-x)`).toBe(0);
     const file = JSON.parse(readFileSync(path, 'utf8'));
     expect(file['shop-y'].refreshToken).toBe(`r-${refreshed.last}`);
     expect(file['shop-x']).toBeUndefined();
-  }, 30_000);
+  }, 90_000);
 });

@@ -10,8 +10,13 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { parseWebhook, type WebhookMessage, type WebhookRefusal } from './payloads.js';
 import { rateReply, type RateOffer, type RateRequestRefusal } from './rates.js';
 
-/** The default bound on a body (1 MiB): webhook and rate-request bodies are far smaller. */
-export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+/**
+ * The default bound on a body (8 MiB). The platform takes requests of up to 1 MiB, and a webhook
+ * body is the REST resource such a request made plus what the platform adds (ids, totals, line
+ * views): an order or product event can be over 1 MiB, and a receiver that answers 413 loses it
+ * for good (a 4xx is not retried). Found in review with the former 1 MiB bound.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 8 << 20;
 
 export class BodyTooLargeError extends Error {
   readonly status = 413;

@@ -22,6 +22,10 @@
 //       ratesUrl or the address (POST /apps/developer/{appId}/shipping-rates/test) and prints the
 //       rates a checkout would offer and why each other rate (or the whole reply) was dropped: exit
 //       code 0 when a rate was offered, 1 when none was or the platform refused.
+//   --secret and --token may instead come from the environment, SVC_CLIENT_SECRET and
+//   SVC_DEVELOPER_TOKEN: an option is visible to anyone running `ps` and stays in the shell's
+//   history, and the client secret must stay on the app's backend (app-api.md, Rules). An option
+//   given wins over the environment.
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +41,9 @@ const USAGE = `usage:
   svc-app rates test --base <url> --token <developer JWT> --app <appId> [--address <url>] [--currency <code>]
       sends a sample shipping rate request as a checkout would (to the app's ratesUrl unless --address is
       given) and prints the rates a checkout would offer and why each other rate was dropped;
-      exit code 1 when no rate was offered`;
+      exit code 1 when no rate was offered
+  --secret and --token may be left out and given in the environment instead, as SVC_CLIENT_SECRET and
+  SVC_DEVELOPER_TOKEN, so that neither shows in \`ps\` or the shell's history; an option given wins`;
 
 // A file that is not JSON is named in the error: a bare JSON.parse message says neither which file nor why.
 const readJson = async (path: string) => {
@@ -49,9 +55,14 @@ const readJson = async (path: string) => {
   }
 };
 
+/** The environment variable each credential option may be given in instead (see `main`). */
+const FROM_ENVIRONMENT: Record<string, string> = { secret: 'SVC_CLIENT_SECRET', token: 'SVC_DEVELOPER_TOKEN' };
+
 function need(values: Record<string, string | undefined>, ...names: string[]): void {
   const missing = names.filter((n) => !values[n]);
-  if (missing.length) throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}`);
+  if (!missing.length) return;
+  const elsewhere = missing.filter((n) => FROM_ENVIRONMENT[n]).map((n) => `--${n} may be given as ${FROM_ENVIRONMENT[n]} in the environment`);
+  throw new UsageError(`missing ${missing.map((m) => `--${m}`).join(', ')}${elsewhere.length ? ` (${elsewhere.join('; ')})` : ''}`);
 }
 
 class UsageError extends Error {}
@@ -123,6 +134,7 @@ export async function main(
   argv: string[],
   out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
   error: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+  env: Record<string, string | undefined> = process.env,
 ): Promise<number> {
   const [area, command, ...rest] = argv;
   // Asked for, the usage is the answer (stdout, exit 0), not an "unknown option" error.
@@ -148,6 +160,8 @@ export async function main(
     const given = tokens.filter((t) => t.kind === 'option').map((t) => t.name!);
     const repeated = [...new Set(given.filter((name, i) => given.indexOf(name) !== i))];
     if (repeated.length) throw new UsageError(`${repeated.map((r) => `--${r}`).join(', ')} given more than once`);
+    // Out of `ps` and the shell's history (see the top of this file); an option given wins.
+    for (const [option, variable] of Object.entries(FROM_ENVIRONMENT)) values[option] ??= env[variable] || undefined;
     if (area === 'function' && command === 'run') {
       need(values, 'target', 'expression', 'input');
       const result = evaluateOnce({

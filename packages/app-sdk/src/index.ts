@@ -4,7 +4,7 @@ export { verifyMessage, headerValue, type VerifiedMessage, type Refusal, type He
 export { verifyRateRequest, rateReply, currencyDigits, toMinorUnits, fromMinorUnits, type RateRequest, type RateRequestRefusal, type RateOffer, type RateItem, type RateAddress } from './rates.js';
 export { verifySessionToken, type SessionToken } from './session-token.js';
 export {
-  verifyHandoff, exchangeCode, refreshTokens, TokenKeeper, MemoryTokenStore, FileTokenStore, PlatformError, CodeAlreadyExchangedError, HANDOFF_MAX_AGE_SECONDS,
+  verifyHandoff, exchangeCode, refreshTokens, TokenKeeper, MemoryTokenStore, FileTokenStore, PlatformError, CodeAlreadyExchangedError, HANDOFF_MAX_AGE_SECONDS, TOKEN_REQUEST_TIMEOUT_MS,
   type Handoff, type Tokens, type TokenStore, type AppCredentials,
 } from './install.js';
 export * from './functions.js';

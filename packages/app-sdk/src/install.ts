@@ -54,7 +54,16 @@ export interface AppCredentials {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
+  /**
+   * How long a token request (code exchange, refresh) may take before it fails: TOKEN_REQUEST_TIMEOUT_MS
+   * unless given. A refresh holds the token store's lock while it waits, so a platform that never
+   * answers would otherwise hold off every other refresh of the store for good. (A refresh that
+   * timed out may still have been carried out: then its refresh token is spent, C4.5.)
+   */
+  tokenTimeoutMs?: number;
 }
+
+export const TOKEN_REQUEST_TIMEOUT_MS = 30_000;
 
 export class PlatformError extends Error {
   constructor(readonly status: number, message: string) {
@@ -78,18 +87,27 @@ async function tokenRequest(app: AppCredentials, body: Record<string, string>, n
   // these errors name the address (never the secret) and the cause.
   assertPlatformUrl(app.baseUrl, '');
   const url = `${app.baseUrl.replace(/\/+$/, '')}/apps/oauth/token`;
+  // The deadline covers the answer's body too: a platform that sends headers and then stalls holds the lock as long.
+  const timeoutMs = app.tokenTimeoutMs ?? TOKEN_REQUEST_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const timedOut = (err: unknown) => new Error(`the platform at ${url} did not answer within ${timeoutMs} ms`, { cause: err });
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ client_id: app.clientId, client_secret: app.clientSecret, ...body }),
+      signal,
     });
   } catch (err) {
+    if (signal.aborted) throw timedOut(err);
     const cause = (err as { cause?: { message?: string; code?: string } }).cause;
     throw new Error(`could not reach the platform at ${url}: ${cause?.message || cause?.code || (err as Error).message}`, { cause: err });
   }
-  const json = (await res.json().catch(() => null)) as { message?: string; data?: Record<string, any> } | null;
+  const json = (await res.json().catch((err: unknown) => {
+    if (signal.aborted) throw timedOut(err);
+    return null;
+  })) as { message?: string; data?: Record<string, any> } | null;
   if (json === null) throw new PlatformError(res.status, `${url} answered ${res.status} with a body that is not JSON: is baseUrl the platform's URL?`);
   if (res.status !== 200 || !json?.data) throw new PlatformError(res.status, json?.message ?? `token request failed (${res.status})`);
   const d = json.data;
