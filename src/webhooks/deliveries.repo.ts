@@ -19,7 +19,7 @@ import { asyncCommit, type Db, type Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
 import { API_VERSION } from '../api-version.js';
 import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
-import { scopesAllowTopic } from './topics.js';
+import { appTargetTakesTopic } from './topics.js';
 
 // The queue's own writes (claims, releases, attempt records) commit asynchronously (src/db/db.ts
 // `asyncCommit`): a database crash may forget the last fraction of a second of them, which only
@@ -178,7 +178,7 @@ export interface ClaimedDelivery {
   lease_token: string;
   /** Why the target this delivery was made for no longer takes it (TARGET_GONE_SQL); null while it does. */
   target_gone: TargetGone | null;
-  /** The scopes the installation holds now (source `subscription` only, else null). */
+  /** The scopes the installation holds now (sources `subscription` and `manifest`, else null). */
   installation_scopes: string[] | null;
 }
 
@@ -187,8 +187,11 @@ export interface ClaimedDelivery {
  * (C8.2: enabled API subscriptions and manifest webhooks of active installations, store webhooks):
  * a retry 15 minutes later, or a redelivery, must not reach an app the merchant has uninstalled, an
  * address the app unsubscribed or took out of its manifest (C3.2: the manifest is the app's list of
- * targets, as its subscriptions are), or a store webhook the merchant deleted. GDPR webhooks are owed to
- * the app whatever its installation (C9), and a test delivery has no target: never stopped.
+ * targets, as its subscriptions are), or a store webhook the merchant deleted; nor an app whose
+ * installation no longer holds the topic's read scope (`scope_withdrawn`: the merchant authorised it
+ * again with fewer scopes, C4.1; API subscriptions and manifest webhooks alike, topics.ts
+ * `appTargetTakesTopic`). GDPR webhooks are owed to the app whatever its installation (C9), and a
+ * test delivery has no target: never stopped.
  */
 export type TargetGone = 'subscription_deleted' | 'webhook_deleted' | 'app_uninstalled' | 'scope_withdrawn' | 'manifest_webhook_removed';
 
@@ -208,10 +211,11 @@ const TARGET_GONE_SQL = `CASE
   END`;
 
 /** Why this claimed delivery must not be sent (its target is gone, or no longer takes its topic); null to send it. */
-export function targetGone(row: Pick<ClaimedDelivery, 'target_gone' | 'installation_scopes' | 'topic'>): TargetGone | null {
+export function targetGone(row: Pick<ClaimedDelivery, 'target_gone' | 'installation_scopes' | 'topic' | 'source'>): TargetGone | null {
   if (row.target_gone) return row.target_gone;
-  // The rule of fan-out (C6.4, C4.6): an API subscription delivers only while its topic's read scope is held.
-  if (row.installation_scopes && !scopesAllowTopic(row.installation_scopes, row.topic)) return 'scope_withdrawn';
+  // The rule of fan-out (topics.ts appTargetTakesTopic): an app's target, API subscription or manifest
+  // webhook, delivers only while its topic's read scope is held (shipping apps: orders/create).
+  if (!appTargetTakesTopic(row.source, row.installation_scopes, row.topic)) return 'scope_withdrawn';
   return null;
 }
 
@@ -260,7 +264,7 @@ export async function claimDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedD
      FROM locked WHERE d.id = locked.id AND ${asyncCommit(db)}
      RETURNING d.id, d.webhook_id, d.source, d.topic, d.address, d.target_host, d.request_headers, d.request_body, d.attempt_count,
        d.max_attempts, d.lease_token, ${TARGET_GONE_SQL} AS target_gone,
-       CASE WHEN d.source = 'subscription'
+       CASE WHEN d.source IN ('subscription', 'manifest')
             THEN (SELECT i.scopes FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id) END AS installation_scopes`,
     [o.now, o.limit, o.leaseSeconds, randomUUID(), o.perHost, o.ids ? JSON.stringify(o.ids) : null, JSON.stringify(full), JSON.stringify(partial)],
     { name: 'webhook_claim' },

@@ -5,7 +5,7 @@ import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../crypto.js';
 import type { Db } from '../db/db.js';
 import { createDeliveries, type DeliverySource, type NewDelivery } from './deliveries.repo.js';
-import { scopesAllowTopic } from './topics.js';
+import { appTargetTakesTopic } from './topics.js';
 
 export const FANOUT_BATCH = 200;
 /**
@@ -33,7 +33,7 @@ export interface Target {
   address: string;
   /** Sealed signing secret: the subscription's, the app's client secret (read now, C8.7), or the store webhook's. */
   secret_enc: string;
-  /** The scopes the installation holds now (API subscriptions only; null for the other sources). */
+  /** The scopes the installation holds now (API subscriptions and manifest webhooks; null for store webhooks). */
   scopes: string[] | null;
 }
 
@@ -51,7 +51,7 @@ export async function findTargets(q: Queryable, storeIds: string[], topics: stri
        FROM webhook_subscriptions s JOIN installations i ON i.id = s.installation_id AND i.status = 'active'
       WHERE s.enabled AND s.store_id IN (SELECT id FROM stores) AND s.topic IN (SELECT topic FROM topics)
      UNION ALL
-     SELECT 'manifest', NULL, a.id, i.store_id, w->>'topic', w->>'uri', a.client_secret_enc, NULL::jsonb
+     SELECT 'manifest', NULL, a.id, i.store_id, w->>'topic', w->>'uri', a.client_secret_enc, i.scopes
        FROM installations i JOIN apps a ON a.id = i.app_id
        CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(a.extensions->'webhooks') = 'array'
                                                     THEN a.extensions->'webhooks' ELSE '[]'::jsonb END) w
@@ -67,13 +67,15 @@ export async function findTargets(q: Queryable, storeIds: string[], topics: stri
 }
 
 /**
- * C6.4, C4.6: an API subscription needs the topic's read scope, and keeps needing it. A merchant who
- * re-authorises the app with fewer scopes (C4.1) withdraws that data: the subscription is kept but
- * receives nothing until the scope is granted again (as a subscription of an uninstalled app). Only
- * event topics are fanned out here; the GDPR workflow, which is owed to every app, has its own path.
+ * C6.4, C4.6, app-api.md Scopes and Rules 2: an app's target, API subscription or manifest webhook,
+ * needs the topic's read scope, and keeps needing it (`appTargetTakesTopic`, which also lets
+ * `orders/create` reach shipping apps). A merchant who re-authorises the app with fewer scopes (C4.1)
+ * withdraws that data: the target is kept but receives nothing until the scope is granted again (as
+ * one of an uninstalled app). Only event topics are fanned out here; the GDPR workflow, which is owed
+ * to every app, has its own path (findTargets without this filter).
  */
 function holdsReadScope(t: Target, topic: string): boolean {
-  return t.source !== 'subscription' || !t.scopes || scopesAllowTopic(t.scopes, topic);
+  return appTargetTakesTopic(t.source, t.scopes, topic);
 }
 
 interface EventRow {
