@@ -93,6 +93,15 @@ describe('an address given by its codes gets its names', () => {
     expect(Object.keys(sales.json().data.saleByTopRegion)).toEqual(['BE']);
   });
 
+  it('an address with a country code and no province is filed under the country\'s name in sales analytics (C6.8)', async () => {
+    const { s, product } = await shopWithZone(['FR']);
+    const { province_code: _none, ...noProvince } = codesOnly;
+    const { order } = await bought(s, product.id, { ...noProvince, city: 'Paris', country_code: 'FR', zip: '75001' });
+    expect(order.shipping_address).toMatchObject({ country: 'France', country_code: 'FR', province: null, province_code: null });
+    const sales = (await h.req('GET', '/api/v1/analytics/sales?range=today', { token: s.accessToken })).json().data;
+    expect(sales.saleByTopRegion).toEqual({ France: 29.99 });
+  });
+
   it('a country naming another country than the code is the code\'s: the rates were quoted for the code', async () => {
     const { s, product } = await shopWithZone(['US']);
     const { order, created } = await bought(s, product.id, { ...codesOnly, country: 'France', country_code: 'US', province_code: 'OR' });

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { formatMinor } from '../money.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import type { Address, OrderRow } from '../orders/order-view.js';
-import { CUSTOMER_PHONE_MAX } from '../customers/customers.service.js';
+import { CUSTOMER_PHONE_MAX } from '../customers/customer-fields.js';
 import { longerThan } from '../text.js';
 import { minorOf } from './checkout-state.js';
 import type { CheckoutState } from './checkout-view.js';

@@ -19,27 +19,11 @@ import {
   deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, lockCustomerEmail, type CustomerFields, type CustomerRow,
   type StoredAddress, updateCustomerRow,
 } from './customers.repo.js';
+import { CUSTOMER_PHONE_MAX, joinName, splitName } from './customer-fields.js';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The only address fields kept (app-api.md `POST /api/v1/customers.json`). */
 export const ADDRESS_FIELDS = ['address1', 'city', 'province', 'country', 'zip', 'phone'] as const;
-
-/**
- * The stored name split back into first and last: the first word is the first name, the rest the
- * last name ("Ada King Lovelace" -> "Ada" / "King Lovelace"). Lossy for multi-word first names,
- * which one combined name cannot tell apart (docs/decisions.md).
- */
-export function splitName(name: string): { first_name: string | null; last_name: string | null } {
-  const text = name.trim();
-  if (!text) return { first_name: null, last_name: null };
-  const space = text.search(/\s/);
-  if (space < 0) return { first_name: text, last_name: null };
-  return { first_name: text.slice(0, space), last_name: text.slice(space).trim() || null };
-}
-
-export function joinName(first: string | null | undefined, last: string | null | undefined): string {
-  return [first, last].map((p) => (p ?? '').trim()).filter(Boolean).join(' ');
-}
 
 function addressView(a: Partial<StoredAddress> | null) {
   if (!a) return null;
@@ -128,9 +112,6 @@ function readAddress(value: unknown): StoredAddress | null {
   }
   return ADDRESS_FIELDS.some((k) => out[k] !== null) ? out : null;
 }
-
-/** A customer's phone, in characters. */
-export const CUSTOMER_PHONE_MAX = 64;
 
 export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatch {
   // `{ customer: { ... } }` as REST clients send it, or the fields flat.

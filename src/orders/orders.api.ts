@@ -10,7 +10,8 @@ import { linkHeader, parsePage, MAX_LIMIT } from '../http/paging.js';
 import { pagedQuery } from '../http/schemas.js';
 import { typed } from '../http/typed.js';
 import { isUuid } from '../ids.js';
-import { metafieldsFor, orderListView, orderView } from './order-view.js';
+import { orderListView, orderView } from './order-view.js';
+import { metafieldsFor } from './order-metafields.js';
 import { OrderListItemSchema, OrderSchema } from './order-schema.js';
 import { findOrder, listOrders, type OrderListFilter } from './orders.repo.js';
 

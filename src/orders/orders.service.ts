@@ -8,7 +8,7 @@ import type { Queryable } from '../db/db.js';
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { emit } from '../outbox/emit.js';
-import { splitName } from '../customers/customers.service.js';
+import { splitName } from '../customers/customer-fields.js';
 import { assertFitsCurrency, CASH_OR_OFFLINE, readOrderUpdate, type LineInput, type OrderUpdateInput } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderView, shippingOriginalMinor, type OrderRow } from './order-view.js';
