@@ -599,6 +599,12 @@ describe('merchant pages: GDPR requests (C9.1)', () => {
     expect(nothing.status).toBe(400);
     const apiWords = (await h.req('POST', '/apps/gdpr/data-request', { token: merchant.token, body: {} })).json().message;
     expect(nothing.html).toContain(`id="data-request-error">${apiWords}`);
+    // The refused form comes back as sent: the orders box unticked as it was, ticked when it was.
+    expect(nothing.html).toMatch(/<input id="dr-orders" name="ordersRequested" type="checkbox">/);
+    const ticked = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/data-request', { ordersRequested: 'on' });
+    expect(ticked.status).toBe(400);
+    expect(ticked.html).toMatch(/<input id="dr-orders" name="ordersRequested" type="checkbox" checked>/);
+    expect((await browser.get('/dashboard/store/gdpr')).html).toMatch(/<input id="dr-orders" name="ordersRequested" type="checkbox" checked>/);
     const noConfirm = await browser.submit('/dashboard/store/gdpr', '/dashboard/store/gdpr/shop-redact', {});
     expect(noConfirm.status).toBe(400);
     expect(noConfirm.html).toContain('id="shop-redact-error">confirm');
@@ -675,7 +681,7 @@ describe('developer pages: app overview and earnings (C10.4, C14.12)', () => {
     expect((await h.req('DELETE', `/apps/installations/${second.installationId}`, { token: m2.token })).statusCode).toBe(200);
     const page = await browser.get(`/dashboard/apps/${app.appId}`);
     expect(page.html).toMatch(/<dt>Active installs<\/dt><dd>1<\/dd>/);
-    expect(page.html).toMatch(/<dt>Uninstalled<\/dt><dd>1<\/dd>/);
+    expect(page.html).toMatch(/<dt>Uninstalled or ending<\/dt><dd>1<\/dd>/);
     expect(page.html).toContain(`<code>${m1.slug}</code>`);
     expect(page.html).toMatch(/<dt>Earnings \(your share, paid\)<\/dt><dd>\$0\.00 \(0 charges\)<\/dd>/);
   });
