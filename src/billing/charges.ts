@@ -1,7 +1,8 @@
 // The `billing-charges` job (C10.1, C10.2, C14.12). Each due installation is charged once per
 // billing period, in three short steps with the provider call outside any transaction:
-//   1. claim: insert the period's app transaction as `pending`; the unique (installation, period)
-//      key lets exactly one run (of any process) win the insert, and only the winner goes on;
+//   1. claim: insert the period's app transaction as `pending`; the unique (installation, period
+//      start, period end) key lets exactly one run (of any process) win the insert, and only the
+//      winner goes on;
 //   2. charge through the payment provider, idempotency key = transaction id;
 //   3. settle: `paid` with its ledger entry, or `failed` with the installation `past_due`.
 // A run that dies between 1 and 3 leaves a `pending` row; a later run reclaims it after a lease and
@@ -79,12 +80,16 @@ export interface ChargeSpec {
 
 /**
  * Step 1: the claim. Returns the new pending transaction, or null when the period was already
- * taken or the installation is no longer active. The installation row is locked (shared) for the
- * insert, as uninstall locks it (C4.7): the job's candidate list was read earlier, and an uninstall
- * committed since then found no charge running and made the installation `uninstalled`, after which
- * this insert charged the merchant a full period of an app they had removed. Now either the
- * uninstall comes first (nothing is claimed) or the claim does (the uninstall sees it running and
- * leaves the installation `pending_uninstall` until the period ends, C10.1).
+ * taken or the installation is no longer active. A period is its start and its end (0029): keyed
+ * by its start alone, a period of another length sharing a failed period's start (a declined month,
+ * then yearly pricing) was "taken" and never charged; overlap with paid or pending time is kept
+ * out by `chargePeriod` and the due query, not by this key. The installation row is locked
+ * (shared) for the insert, as uninstall locks it (C4.7): the job's candidate list was read
+ * earlier, and an uninstall committed since then found no charge running and made the installation
+ * `uninstalled`, after which this insert charged the merchant a full period of an app they had
+ * removed. Now either the uninstall comes first (nothing is claimed) or the claim does (the
+ * uninstall sees it running and leaves the installation `pending_uninstall` until the period
+ * ends, C10.1).
  */
 export async function openCharge(q: Queryable, spec: ChargeSpec, now: Date): Promise<AppTransactionRow | null> {
   const split = splitCommission(spec.amountMinor, spec.commissionRate);
@@ -97,7 +102,7 @@ export async function openCharge(q: Queryable, spec: ChargeSpec, now: Date): Pro
      SELECT $1::uuid, live.id, $3::uuid, $4::uuid, $5::uuid, $6::bigint, $7::text, $8::numeric, $9::bigint, $10::bigint, $11::numeric,
             $12::bigint, $13::bigint, 'pending', $14::timestamptz, $15::timestamptz, $16::timestamptz, $16::timestamptz, $16::timestamptz
        FROM live
-     ON CONFLICT (installation_id, period_start) DO NOTHING
+     ON CONFLICT (installation_id, period_start, period_end) DO NOTHING
      RETURNING *`,
     [
       uuidv7(), spec.installationId, spec.appId, spec.storeId, spec.developerId, spec.amountMinor, spec.currency,
@@ -282,9 +287,9 @@ export async function claimChargeAtUninstall(deps: Deps, tx: Queryable, installa
  * The period to charge at `now`: the one containing it, counted from the billing start date. When
  * that period would begin inside one already charged (the app moved from monthly to yearly pricing:
  * the year containing now began with a month already paid), the periods are counted from the end of
- * the charged time instead. Before, the year's start collided with the paid month's (the unique
- * installation and period key) and nothing was charged until the next year; and a period that did
- * not collide would have charged the overlap twice. In steady state the two countings agree.
+ * the charged time instead: counted from the start, the year would charge the paid month twice. In
+ * steady state the two countings agree. Failed periods are not charged time (no money was taken):
+ * the year may begin where a declined month began, a different period under the key of 0029.
  */
 export function chargePeriod(c: Pick<Candidate, 'billing_start_date' | 'pricing' | 'charged_until'>, now: Date) {
   const interval: BillingInterval = c.pricing.interval === 'year' ? 'year' : 'month';

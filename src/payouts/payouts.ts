@@ -49,10 +49,10 @@ export async function sweepDeveloper(deps: Deps, developerId: string, instant: D
     }
     const { carried, amount } = payableTransactions(txns);
     const id = uuidv7();
-    const periodStart = carried.length ? carried[0].created_at : now;
+    const { periodStart, periodEnd } = earningsWindow(carried, instant ?? now);
     const payout = await insertPayout(tx, {
       id, developer_id: developerId, amount_cents: amount, currency: 'USD', status: 'pending',
-      payout_method_type: account.payout_method.type, payout_method: account.payout_method, period_start: periodStart, period_end: instant ?? now,
+      payout_method_type: account.payout_method.type, payout_method: account.payout_method, period_start: periodStart, period_end: periodEnd,
       sweep_instant: instant, created_at: now, updated_at: now,
     });
     await attachTransactions(tx, id, carried.map((t) => t.id));
@@ -63,6 +63,20 @@ export async function sweepDeveloper(deps: Deps, developerId: string, instant: D
     await recordMove(tx, id, null, 'pending', now);
     return payout;
   });
+}
+
+/**
+ * A payout's earnings window (app-api.md Payout `periodStart`, `periodEnd`): from its oldest
+ * transaction to the sweep's time (the scheduled instant, or now when forced), or to its newest
+ * transaction when that is later. The sweep runs after its instant and carries every paid
+ * transaction not yet in a payout (C10.5), including those charged since the instant; ending the
+ * window at the instant left them outside it, and a payout of such transactions alone had its
+ * start after its end. `txns` are oldest first.
+ */
+export function earningsWindow(txns: { created_at: Date }[], sweptAt: Date): { periodStart: Date; periodEnd: Date } {
+  const newest = txns.length ? txns[txns.length - 1].created_at : sweptAt;
+  const periodEnd = newest.getTime() > sweptAt.getTime() ? newest : sweptAt;
+  return { periodStart: txns.length ? txns[0].created_at : periodEnd, periodEnd };
 }
 
 /**
