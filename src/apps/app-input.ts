@@ -170,7 +170,7 @@ async function readExtensions(value: any, config: Config): Promise<ExtensionsPat
   }
   // C11.1: declarative functions, parsed and checked now rather than failing at a checkout.
   if (value.functions === null) out.functions = null;
-  else if (value.functions !== undefined) out.functions = readManifestFunctions(value.functions);
+  else if (value.functions !== undefined) out.functions = await readManifestFunctions(value.functions);
   return out;
 }
 

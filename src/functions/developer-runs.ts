@@ -15,11 +15,16 @@
 //   at most two places of the pool's nine, and the pool itself never refuses a run it was given.
 // - Each run is a task of its own (not gathered with others, as a checkout's are): another
 //   developer's runaway never stops it; it runs, or fails as saturated after waiting 2 s.
+// - Compiling an expression a developer tries is work of that pool too (`check`), done once the run
+//   has its places, never in the event loop (a 10,000-character expression takes up to hundreds of ms).
+// - Declared functions (app create and PATCH, C11.1) are compiled in a worker of their own at the same
+//   priority (`checkDeclaredExpressions`): the manifest's reader has no `deps`, and 100 expressions
+//   of 10,000 characters compiled in the event loop froze every request of the service for seconds.
 import type { Deps } from '../deps.js';
 import { throttled, unavailable } from '../http/errors.js';
 import { countPerMinute } from '../ratelimit/per-minute.js';
 import { lazyFunctionRunner } from './function-runner.js';
-import type { FunctionRunnerStats, RunRequest, RunResult } from './runtime/index.js';
+import type { FunctionRunner, FunctionRunnerStats, RunRequest, RunResult } from './runtime/index.js';
 
 /** Runs of one app running or waiting at once (in a process); one more -> 429. */
 export const DEVELOPER_RUNS_IN_FLIGHT = 2;
@@ -40,6 +45,8 @@ export interface DeveloperFunctionRunner {
   /** Takes one of the app's places and one of the pool's until the returned release; throws 429 or 503 when there is none. */
   admit(appId: string): () => void;
   run(request: RunRequest): Promise<RunResult>;
+  /** The expression's compile problem, or null, compiled in the developers' worker (pool.ts `checkExpressions`). */
+  check(expression: unknown): Promise<string | null>;
   /** The developers' pool (svc_developer_function_pool). */
   stats(): FunctionRunnerStats;
   close(): Promise<void>;
@@ -82,6 +89,13 @@ export function developerFunctionRunner(options: { timeoutMs?: number } = {}): D
       };
     },
     run: (request) => runner.run(request),
+    check: async (expression) => {
+      try {
+        return (await runner.checkExpressions([expression]))[0];
+      } catch {
+        throw unavailable("Developers' function runs are busy; try again shortly");
+      }
+    },
     stats: () => runner.stats(),
     close: () => runner.close(),
   };
@@ -97,13 +111,46 @@ const countRun = (deps: Deps, appId: string) =>
     downLog: 'function run counter unavailable',
   });
 
-/** One developer run of the app (C11.7), in the developers' pool, within the app's places and minute. */
-export async function runForDeveloper(deps: Deps, appId: string, request: RunRequest): Promise<RunResult> {
+/**
+ * One developer run of the app (C11.7), in the developers' pool, within the app's places and minute.
+ * `check`: the request's checks that cost work (compiling its expression), made once the run holds
+ * its places (so they are bounded as runs are) and before it counts against the minute (a 400 is no run).
+ */
+export async function runForDeveloper(deps: Deps, appId: string, request: RunRequest, check?: () => Promise<void>): Promise<RunResult> {
   const release = deps.developerFunctions.admit(appId);
   try {
+    await check?.();
     await countRun(deps, appId);
     return await deps.developerFunctions.run(request);
   } finally {
     release();
+  }
+}
+
+/** Expressions of declared functions waiting for the declarations' worker, of all apps; past it -> 503. */
+const DECLARATION_CHECKS_WAITING = 4 * 100;
+/** How long a manifest's checks may wait for the declarations' worker (another manifest's ahead). */
+const DECLARATION_CHECKS_MAX_WAIT_MS = 10_000;
+
+let declarationChecks: FunctionRunner | null = null;
+
+/**
+ * C11.1's compile of declared functions' expressions, in one worker thread at the developers'
+ * priority, started on first use and idle otherwise (piscina unrefs an idle worker: it never keeps
+ * the process up). Throws 503 when it cannot take them (its queue full, or waited too long).
+ */
+export async function checkDeclaredExpressions(expressions: readonly unknown[]): Promise<(string | null)[]> {
+  declarationChecks ??= lazyFunctionRunner({
+    threads: DEVELOPER_THREADS,
+    spareThreads: 0,
+    maxQueue: DECLARATION_CHECKS_WAITING,
+    maxWaitMs: DECLARATION_CHECKS_MAX_WAIT_MS,
+    niceness: DEVELOPER_NICENESS,
+    maxTaskRuns: 1,
+  });
+  try {
+    return await declarationChecks.checkExpressions(expressions);
+  } catch {
+    throw unavailable('Function declarations are being checked for other apps; try again shortly');
   }
 }

@@ -8,6 +8,7 @@ export function lazyFunctionRunner(options: FunctionRunnerOptions = {}): Functio
   return {
     run: (request) => started().run(request),
     runAll: (requests) => started().runAll(requests),
+    checkExpressions: (expressions) => started().checkExpressions(expressions),
     ready: () => started().ready(),
     stats: (): FunctionRunnerStats => runner?.stats() ?? { threads: 0, loaded: 0, busy: 0, waiting: 0, runs: 0, tasks: 0, timeouts: 0, saturated: 0, workersReplaced: 0 },
     close: async () => {

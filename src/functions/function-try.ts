@@ -12,7 +12,7 @@ import { appFunctions, storeFunctionConfiguration } from './functions.repo.js';
 import { findRun } from './function-runs.repo.js';
 import { runView } from './function-view.js';
 import { runForDeveloper } from './developer-runs.js';
-import { compileFunction, configurationProblem, isTarget, TARGETS, type RunResult } from './runtime/index.js';
+import { configurationProblem, isTarget, TARGETS, type RunResult } from './runtime/index.js';
 
 export interface TryRun {
   target: string;
@@ -24,19 +24,25 @@ export interface TryRun {
 /** What C11.7 answers: the run's outcome, no record. */
 const outcome = (r: RunResult) => ({ status: r.status, errorType: r.errorType, errorMessage: r.errorMessage, output: r.output, durationMs: r.durationMs });
 
-/** An expression that cannot run is the caller's mistake (400), as on app create (C11.1). */
-function assertCompiles(expression: string) {
-  const compiled = compileFunction(expression);
-  if (!compiled.ok) throw badRequest(compiled.problem, { expression: [compiled.problem.replace(/^expression /, '')] });
+/**
+ * An expression that cannot run is the caller's mistake (400), as on app create (C11.1). Compiled
+ * in the developers' worker, never in the event loop, and only once the run holds its places
+ * (runForDeveloper): compiling is work, bounded per app as runs are.
+ */
+async function assertCompiles(deps: Deps, expression: string) {
+  const problem = await deps.developerFunctions.check(expression);
+  if (problem) throw badRequest(problem, { expression: [problem.replace(/^expression /, '')] });
 }
 
 export async function tryFunction(deps: Deps, developer: PlatformUser, appId: string, body: TryRun) {
   const app = await ownedApp(deps, developer, appId);
   if (!isTarget(body.target)) throw badRequest(`target must be one of ${TARGETS.join(', ')}`);
-  assertCompiles(body.expression);
-  const problem = configurationProblem(body.configuration);
-  if (problem) throw badRequest(problem);
-  return outcome(await runForDeveloper(deps, app.id, { target: body.target, expression: body.expression, input: body.input, configuration: body.configuration ?? {} }));
+  const request = { target: body.target, expression: body.expression, input: body.input, configuration: body.configuration ?? {} };
+  return outcome(await runForDeveloper(deps, app.id, request, async () => {
+    await assertCompiles(deps, body.expression);
+    const problem = configurationProblem(body.configuration);
+    if (problem) throw badRequest(problem);
+  }));
 }
 
 export async function replayRun(deps: Deps, developer: PlatformUser, appId: string, handle: string, runId: string, body: { expression?: string }) {
@@ -48,8 +54,8 @@ export async function replayRun(deps: Deps, developer: PlatformUser, appId: stri
   const { input } = runView(run, (sealed) => deps.secrets.open(sealed));
   if (input === null) throw conflict("This run's input was erased with its customer's data (C9)");
   const expression = body.expression ?? declared.expression;
-  if (body.expression !== undefined) assertCompiles(expression);
   // The function's configuration on the run's store now; the manifest's if the store has none.
   const configuration = (await storeFunctionConfiguration(deps.db, run.function_id)) ?? declared.configuration;
-  return outcome(await runForDeveloper(deps, app.id, { target: declared.target, expression, input, configuration }));
+  const check = body.expression !== undefined ? () => assertCompiles(deps, expression) : undefined;
+  return outcome(await runForDeveloper(deps, app.id, { target: declared.target, expression, input, configuration }, check));
 }

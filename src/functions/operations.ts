@@ -83,6 +83,27 @@ function hundredthsOf(decimal: string): bigint {
   return BigInt(m[1]) * 100n + BigInt(frac.slice(0, 2)) + (Number(frac[2]) >= 5 ? 1n : 0n);
 }
 
+/**
+ * A function's percentage (a JSON number, a double, 0-100) as millionths of the amount (ten
+ * thousandths of a percent, as tax rates are kept: src/orders/pricing.ts parseTaxRate), rounded
+ * half up on the number's own decimal digits (its shortest form, what the function wrote: 1.00005
+ * is 10001, not the 10000 that `1.00005 * 10000` gives in binary). Hundredths of a percent were
+ * too coarse: 100/3 % of 500.00 came to 166.65 rather than 166.67, and 0.004 % to nothing.
+ * A number JavaScript writes with an exponent is below 1e-6 (the schema caps it at 100): 0.
+ */
+export function percentagePpm(percentage: number): number {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(String(percentage));
+  if (!m) return 0;
+  const frac = (m[2] ?? '').padEnd(5, '0');
+  return Number(m[1]) * 10_000 + Number(frac.slice(0, 4)) + (Number(frac[4]) >= 5 ? 1 : 0);
+}
+
+/** Millionths as the percentage they are: up to 4 decimals, at least 2 (333333 -> "33.3333", 100000 -> "10.00"). */
+export function percentageText(ppm: number): string {
+  const frac = String(ppm % 10_000).padStart(4, '0').replace(/0{1,2}$/, (zeros, at: number) => (at >= 2 ? '' : zeros));
+  return `${Math.floor(ppm / 10_000)}.${frac}`;
+}
+
 /** Hundredths as a decimal string with two decimals, exactly. */
 const hundredthsText = (h: bigint) => `${h / 100n}.${String(h % 100n).padStart(2, '0')}`;
 
@@ -103,13 +124,13 @@ export function computeAutomaticDiscounts(lines: readonly DiscountLine[], output
     const spec = op.orderDiscountAdd ?? op.productDiscountAdd;
     if (!spec) continue;
     const value = spec.value as DiscountValue;
-    const percentBp = value.percentage !== undefined ? Math.round(value.percentage * 100) : null;
+    const percentPpm = value.percentage !== undefined ? percentagePpm(value.percentage) : null;
     const fixedMinor = value.fixedAmount !== undefined ? hundredthsOf(value.fixedAmount) : 0n;
     // Whole steps of the fixed amount, at most what the checkout could ever take (a safe number).
     const fixedSteps = Number(min(fixedMinor / BigInt(step), BigInt(Math.floor(itemsMinor / step))));
     const amounts = lines.map(() => 0);
     if (op.orderDiscountAdd) {
-      const wanted = percentBp !== null ? mulDivRound(itemsMinor, percentBp, 10_000 * step) : fixedSteps;
+      const wanted = percentPpm !== null ? mulDivRound(itemsMinor, percentPpm, 1_000_000 * step) : fixedSteps;
       const room = left.map(stepsOf);
       const steps = Math.min(wanted, room.reduce((s, x) => s + x, 0));
       allocate(steps, room).forEach((n, i) => (amounts[i] = n * step));
@@ -118,15 +139,15 @@ export function computeAutomaticDiscounts(lines: readonly DiscountLine[], output
       if (!named.size) continue;
       lines.forEach((line, i) => {
         if (!named.has(line.id)) return;
-        const wanted = percentBp !== null ? mulDivRound(line.lineMinor, percentBp, 10_000 * step) : fixedSteps;
+        const wanted = percentPpm !== null ? mulDivRound(line.lineMinor, percentPpm, 1_000_000 * step) : fixedSteps;
         amounts[i] = Math.min(wanted, stepsOf(left[i])) * step;
       });
     }
     amounts.forEach((a, i) => (left[i] -= a));
     out.push({
       title: String(spec.message),
-      valueType: percentBp !== null ? 'percentage' : 'fixed_amount',
-      value: percentBp !== null ? (percentBp / 100).toFixed(2) : hundredthsText(fixedMinor),
+      valueType: percentPpm !== null ? 'percentage' : 'fixed_amount',
+      value: percentPpm !== null ? percentageText(percentPpm) : hundredthsText(fixedMinor),
       lineAmountsMinor: amounts,
       amountMinor: amounts.reduce((s, x) => s + x, 0),
     });

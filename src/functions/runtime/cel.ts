@@ -34,15 +34,11 @@ export type CompileResult =
  * 400 after the function's handle: "expression does not parse: <input>:1:3: ...".
  */
 export function compileFunction(expression: unknown): CompileResult {
-  if (typeof expression !== 'string') return { ok: false, problem: 'expression must be a string' };
-  if (expression.trim() === '') return { ok: false, problem: 'expression is empty' };
-  const chars = codePoints(expression);
-  if (chars > MAX_EXPRESSION_CHARS) {
-    return { ok: false, problem: `expression is too long (${chars} characters; the maximum is ${MAX_EXPRESSION_CHARS})` };
-  }
+  const shape = expressionShapeProblem(expression);
+  if (shape) return { ok: false, problem: shape };
   let parsed: ReturnType<typeof parse>;
   try {
-    parsed = parse(expression);
+    parsed = parse(expression as string);
   } catch (err) {
     return { ok: false, problem: `expression does not parse: ${messageOf(err)}` };
   }
@@ -54,6 +50,19 @@ export function compileFunction(expression: unknown): CompileResult {
   } catch (err) {
     return { ok: false, problem: `expression does not compile: ${messageOf(err)}` };
   }
+}
+
+/**
+ * The checks of an expression that cost nothing (a string, not blank, at most 10,000 characters):
+ * made where it is given (the pool's `checkExpressions`), before any parsing, which is work for a
+ * worker thread (a 10,000-character expression can take hundreds of ms).
+ */
+export function expressionShapeProblem(expression: unknown): string | null {
+  if (typeof expression !== 'string') return 'expression must be a string';
+  if (expression.trim() === '') return 'expression is empty';
+  const chars = codePoints(expression);
+  if (chars > MAX_EXPRESSION_CHARS) return `expression is too long (${chars} characters; the maximum is ${MAX_EXPRESSION_CHARS})`;
+  return null;
 }
 
 /** C11.1: a configuration is a JSON object of at most 10 KB; null when it is acceptable. */

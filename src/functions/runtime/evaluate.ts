@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { celToJson, compileFunction, isCelError, configurationProblem, messageOf, NotJsonError, type CompileResult } from './cel.js';
 import {
-  MAX_CONFIGURATION_BYTES, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, RUN_TIMEOUT_MS, utf8Bytes,
+  boundedErrorMessage, MAX_CONFIGURATION_BYTES, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, RUN_TIMEOUT_MS, utf8Bytes,
   type FunctionErrorType, type RunResult,
 } from './limits.js';
 import { Lru } from './lru.js';
@@ -32,11 +32,21 @@ export interface PreparedRun {
   inputJson: string;
   configurationJson: string;
   inputBytes: number;
+  /**
+   * Only compile (pool.ts `checkExpressions`: C11.1's check of a declared or tried expression, off
+   * the main thread): the result is a success whose output is `{ problem }` (null when it compiles).
+   */
+  compileOnly?: boolean;
 }
 
-/** A failed run. Its message may quote the expression's strings: made storable, as the run is recorded (C11.5). */
+/**
+ * A failed run: every failure of a run, in a worker, in the pool or in-process, is made here. Its
+ * message may quote the expression's strings: bounded (C11.4's output is 20 KB, a message is at
+ * most 1,000 characters like every error the service gives) and made storable, as the run is
+ * recorded (C11.5).
+ */
 export function failure(errorType: FunctionErrorType, errorMessage: string, inputBytes: number, durationMs = 0, outputBytes = 0): RunResult {
-  return { status: 'failure', errorType, errorMessage: storableText(errorMessage), output: null, inputBytes, outputBytes, durationMs };
+  return { status: 'failure', errorType, errorMessage: storableText(boundedErrorMessage(errorMessage)), output: null, inputBytes, outputBytes, durationMs };
 }
 
 /** The checks made before a run is sent anywhere: a failed result, or the run to execute. */
@@ -83,17 +93,23 @@ export function compileCached(expression: string): CompileResult {
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /**
- * Evaluate a prepared run. Synchronous: in a worker the main thread enforces the deadline by
+ * Compile (cached) and evaluate a prepared run; `durationMs` and the deadline count the evaluation
+ * only. Synchronous: in a worker the main thread enforces the deadline by
  * terminating the worker; here a run that finishes late is still reported as TimeoutError, so a
  * local run and a production run fail the same way. `parsedInput`: the input's value when the
  * caller shares one parse between runs of the same input (its cost counts in the run that parses).
  */
 export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS, parsedInput?: () => unknown): RunResult {
+  const { inputBytes } = run;
+  // Before the clock starts: the limit is the evaluation's (C11.4). A worker has compiled it
+  // already, under its own budget (worker.ts); this is then the cache's answer.
+  const program = compileCached(run.expression);
+  if (run.compileOnly) {
+    return { status: 'success', errorType: null, errorMessage: null, output: { problem: program.ok ? null : program.problem }, inputBytes, outputBytes: 0, durationMs: 0 };
+  }
+  if (!program.ok) return failure('RuntimeError', program.problem, inputBytes);
   const started = performance.now();
   const elapsed = () => round(performance.now() - started);
-  const { inputBytes } = run;
-  const program = compileCached(run.expression);
-  if (!program.ok) return failure('RuntimeError', program.problem, inputBytes, elapsed());
 
   let value: unknown;
   try {

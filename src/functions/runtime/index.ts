@@ -2,7 +2,7 @@
 // nothing from the rest of the service (node built-ins and npm packages only), so the app SDK can
 // ship this very module and a developer's local run gives the production result.
 export { compileFunction, configurationProblem, celToJson, VARIABLES, type CompileResult } from './cel.js';
-export { declarationProblems } from './declaration.js';
+export { declarationProblems, declarationsProblems } from './declaration.js';
 export { evaluateOnce, type RunRequest } from './evaluate.js';
 export {
   ERROR_TYPES, MAX_CONFIGURATION_BYTES, MAX_EXPRESSION_CHARS, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, RUN_TIMEOUT_MS,

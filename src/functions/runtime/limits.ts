@@ -10,6 +10,23 @@ export const MAX_INPUT_BYTES = 128 * 1024;
 export const MAX_OUTPUT_BYTES = 20 * 1024;
 /** C11.4: a run that takes longer is stopped and fails with `TimeoutError`. */
 export const RUN_TIMEOUT_MS = 50;
+/**
+ * Compiling an expression, before its run's clock starts (C11.4's 50 ms is the evaluation's): a
+ * 10,000-character expression C11.1 accepts can take over 50 ms to parse and plan on a slow
+ * machine, and held to the run's deadline it was stopped mid-compile every time (its worker's
+ * cache died with it) and never ran. A compile past this is stopped, and the run fails
+ * (RuntimeError), rather than hold a worker. Two seconds: a 9,000-character expression took
+ * 500-830 ms to compile on the 2-core VM under load (load average 8), and 1 s left it no margin.
+ */
+export const COMPILE_TIMEOUT_MS = 2000;
+
+/**
+ * A run's error message, in characters: the service's bound on every error message
+ * (src/http/shapes.ts MAX_ERROR_MESSAGE_CHARS, docs/decisions.md). CEL's messages quote values
+ * (`field not found: <key>`), and a key built from a 10 KB configuration string ran to megabytes,
+ * stored with each run and returned by the logs, runs, try and replay routes.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 1000;
 
 /** The run's failure kinds of C11.4. */
 export const ERROR_TYPES = [
@@ -42,4 +59,18 @@ export function codePoints(text: string): number {
   let n = 0;
   for (const _ of text) n++;
   return n;
+}
+
+/**
+ * The message within MAX_ERROR_MESSAGE_CHARS, cut as src/http/shapes.ts `boundedMessage` cuts (never
+ * inside a surrogate pair, with how much was left off). Its own copy: this runtime imports nothing
+ * from the rest of the service (the app SDK ships it); test/function-review-fixes.test.ts holds the
+ * two to the same result.
+ */
+export function boundedErrorMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  let end = MAX_ERROR_MESSAGE_CHARS;
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${message.slice(0, end)}... (${message.length - end} more characters)`;
 }

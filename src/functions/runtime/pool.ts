@@ -7,7 +7,10 @@
 // - The deadline is enforced from the main thread with a timer (the event loop never waits): when a
 //   run has been executing for `timeoutMs` its AbortSignal fires, piscina terminates the worker that
 //   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
-//   counts from when the worker starts the run (it writes the start into a shared slot).
+//   counts from when the worker starts the run (it writes the start into a shared slot). Compiling
+//   the expression comes first and is not the run's time (C11.4's limit is the evaluation's): it has
+//   its own budget, `compileTimeoutMs` (2 s), past which the worker is stopped the same way and the
+//   run fails with RuntimeError.
 // - A spare worker stays loaded, so a stopped worker's place is taken at once (SPARE_THREADS).
 // - Runs asked together (`runAll`: a checkout target's functions), and all the asks of one turn of
 //   the event loop (checkouts quoted at once), go to one worker as one task of at most
@@ -25,10 +28,12 @@
 //   the pool was saturated, not that the expression was slow. `run` never throws.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { epochMicros } from './clock.js';
+import { COMPILE_SLOT, END_SLOT, epochMicros, SLOTS_PER_RUN, START_SLOT } from './clock.js';
+import { expressionShapeProblem } from './cel.js';
+import { compileOnly, compileProblem } from './compile-check.js';
 import { failure, isPrepared, prepareRun, type PreparedRun, type RunRequest } from './evaluate.js';
 import { workerFile } from './worker-file.js';
-import { RUN_TIMEOUT_MS, type RunResult } from './limits.js';
+import { COMPILE_TIMEOUT_MS, RUN_TIMEOUT_MS, type RunResult } from './limits.js';
 import type { TaskRun, WorkerTask } from './worker.js';
 import type { WorkerSetup } from './worker-priority.js';
 import type { FunctionRunner, FunctionRunnerOptions } from './runner-types.js';
@@ -81,6 +86,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   const threads = Math.max(1, Math.min(options.threads ?? 2, availableParallelism()));
   const maxQueue = Math.max(0, options.maxQueue ?? 256);
   const timeoutMs = options.timeoutMs ?? RUN_TIMEOUT_MS;
+  const compileTimeoutMs = Math.max(timeoutMs, options.compileTimeoutMs ?? COMPILE_TIMEOUT_MS);
   const maxWaitMs = options.maxWaitMs ?? timeoutMs;
   // Below 32 MB a worker cannot load the evaluator and its warm-up reliably.
   const heapMb = Math.max(32, options.heapMb ?? 64);
@@ -146,56 +152,67 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   async function execute(runs: PreparedRun[]): Promise<Outcome[]> {
     busy++;
     stats.tasks++;
-    const progress = new BigInt64Array(new SharedArrayBuffer(16 * runs.length));
-    const startOf = (i: number) => Atomics.load(progress, 2 * i);
-    const endOf = (i: number) => Atomics.load(progress, 2 * i + 1);
-    /** The run the worker is on: started and not ended (-1 between runs, before the first, after the last). */
+    const progress = new BigInt64Array(new SharedArrayBuffer(8 * SLOTS_PER_RUN * runs.length));
+    const slot = (i: number, s: number) => Atomics.load(progress, SLOTS_PER_RUN * i + s);
+    const compileStartOf = (i: number) => slot(i, COMPILE_SLOT);
+    const startOf = (i: number) => slot(i, START_SLOT);
+    const endOf = (i: number) => slot(i, END_SLOT);
+    /** When the worker took the run up: its start, or while it compiles, its compile's start (0n: not yet). */
+    const takenUpAt = (i: number) => startOf(i) || compileStartOf(i);
+    /** The run the worker is on: compiling or started, and not ended (-1 between runs, before the first, after the last). */
     const current = () => {
-      for (let i = 0; i < runs.length; i++) if (endOf(i) === 0n) return startOf(i) === 0n ? -1 : i;
+      for (let i = 0; i < runs.length; i++) if (endOf(i) === 0n) return compileStartOf(i) === 0n ? -1 : i;
       return -1;
     };
     const sent = epochMicros();
     const controller = new AbortController();
-    let overran: { run: number; ms: number } | null = null;
+    let overran: { run: number; ms: number; compiling: boolean } | null = null;
     let neverStarted = false;
     let timer: NodeJS.Timeout | undefined;
-    // Wakes at the earliest moment the run in progress could be over its limit, and again if it
-    // started late or the worker has moved on to the next run. A task whose first run a worker
-    // never starts (a worker that cannot load) is given up after a second.
+    // Wakes at the earliest moment the run in progress could be over its limit (its compile over
+    // the compile budget, or its evaluation over the deadline), and again if it started late or the
+    // worker has moved on. A task whose first run a worker never takes up (a worker that cannot
+    // load) is given up after a second.
     const watch = (delayMs: number) => {
       timer = setTimeout(() => {
         const now = epochMicros();
         const at = current();
         if (at === -1) {
-          if (startOf(0) === 0n && Number(now - sent) / 1000 >= NOT_STARTED_MS) {
+          if (compileStartOf(0) === 0n && Number(now - sent) / 1000 >= NOT_STARTED_MS) {
             neverStarted = true;
             controller.abort();
-          } else watch(startOf(0) === 0n ? timeoutMs : 1);
+          } else watch(compileStartOf(0) === 0n ? timeoutMs : 1);
           return;
         }
-        const ran = Number(now - startOf(at)) / 1000;
-        if (ran >= timeoutMs) {
-          overran = { run: at, ms: ran };
+        const compiling = startOf(at) === 0n;
+        const limit = compiling ? compileTimeoutMs : timeoutMs;
+        const ran = Number(now - takenUpAt(at)) / 1000;
+        if (ran >= limit) {
+          overran = { run: at, ms: ran, compiling };
           controller.abort();
-        } else watch(timeoutMs - ran);
+        } else watch(limit - ran);
       }, Math.max(1, Math.ceil(delayMs)));
     };
     watch(timeoutMs);
     try {
       return await pool.run(taskOf(runs, timeoutMs, progress.buffer as SharedArrayBuffer), { signal: controller.signal });
     } catch (err) {
-      const stopped = overran as { run: number; ms: number } | null;
+      const stopped = overran as { run: number; ms: number; compiling: boolean } | null;
       if (stopped) {
-        stats.timeouts++;
         const ms = Math.round(stopped.ms * 1000) / 1000;
+        // A compile stopped is no evaluation over C11.4's limit: RuntimeError, as a compile error is.
+        if (stopped.compiling) {
+          return runs.map((run, i) => (i === stopped.run ? failure('RuntimeError', `the expression was still compiling after ${ms} ms and was stopped; the limit is ${compileTimeoutMs} ms`, run.inputBytes) : null));
+        }
+        stats.timeouts++;
         return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
       }
       if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
-      // The worker was lost before it started any of these runs: they are sent again.
-      if (startOf(0) === 0n) return runs.map(() => null);
+      // The worker was lost before it took up any of these runs: they are sent again.
+      if (compileStartOf(0) === 0n) return runs.map(() => null);
       // The worker died (out of memory): the run it was on is the one to blame; without one, all.
       const culprit = current();
-      const ms = Math.round(Number(epochMicros() - (culprit === -1 ? sent : startOf(culprit))) / 1000) / 1000;
+      const ms = Math.round(Number(epochMicros() - (culprit === -1 ? sent : takenUpAt(culprit))) / 1000) / 1000;
       return runs.map((run, i) => (culprit === -1 || i === culprit ? failure('RuntimeError', workerFailure(err), run.inputBytes, ms) : null));
     } finally {
       clearTimeout(timer);
@@ -314,9 +331,20 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     return results;
   }
 
+  async function checkExpressions(expressions: readonly unknown[]): Promise<(string | null)[]> {
+    const problems = expressions.map(expressionShapeProblem);
+    const sent = expressions.flatMap((expression, at) => (problems[at] === null ? [{ at, run: compileOnly(expression as string) }] : []));
+    if (sent.length) {
+      const results = await gather(sent.map((s) => s.run));
+      sent.forEach((s, i) => (problems[s.at] = compileProblem(results[i])));
+    }
+    return problems;
+  }
+
   return {
     run: async (request) => (await runAll([request]))[0],
     runAll,
+    checkExpressions,
     ready: () => warm,
     stats: () => ({ threads, loaded: loaded(), busy, waiting, ...stats, workersReplaced: destroyed }),
     async close() {
@@ -348,7 +376,7 @@ function taskOf(runs: readonly PreparedRun[], timeoutMs: number, progress: Share
 
 async function warmUp(pool: Piscina<WorkerTask, RunResult[]>, threads: number, timeoutMs: number): Promise<void> {
   const run = { target: 'cart.validations.generate.run' as const, expression: WARM_UP_EXPRESSION, inputJson: '{}', configurationJson: '{}', inputBytes: 0 };
-  const runs = Array.from({ length: threads }, () => pool.run(taskOf([run], timeoutMs, new SharedArrayBuffer(16))).catch(() => undefined));
+  const runs = Array.from({ length: threads }, () => pool.run(taskOf([run], timeoutMs, new SharedArrayBuffer(8 * SLOTS_PER_RUN))).catch(() => undefined));
   await Promise.all(runs);
 }
 

@@ -10,6 +10,8 @@ export interface FunctionRunnerOptions {
   maxQueue?: number;
   /** C11.4's limit (default 50 ms). */
   timeoutMs?: number;
+  /** How long compiling an expression may take, before its run's clock starts (default COMPILE_TIMEOUT_MS, 2 s; at least timeoutMs). */
+  compileTimeoutMs?: number;
   /** How long a run may wait for a worker before it fails (default: timeoutMs). */
   maxWaitMs?: number;
   /** Each worker's old-generation heap cap in MB (default 64, at least 32). */
@@ -53,6 +55,13 @@ export interface FunctionRunner {
    * own deadline: one message to a worker and one back, rather than one pair per run.
    */
   runAll(requests: readonly RunRequest[]): Promise<RunResult[]>;
+  /**
+   * C11.1's check of expressions (parse, names, plan), in a worker: each one's problem, a sentence
+   * as `compileFunction` gives it, or null when it compiles. A compile past the compile budget is a
+   * problem too (`expression could not be compiled: ...`). Throws when the pool could not take the
+   * checks (saturated or closed): no answer about the expressions. Not counted as runs.
+   */
+  checkExpressions(expressions: readonly unknown[]): Promise<(string | null)[]>;
   /** Resolves when the first workers have loaded; `run` waits for it by itself. */
   ready(): Promise<void>;
   stats(): FunctionRunnerStats;

@@ -1,10 +1,11 @@
-// The pool worker's task: one or more runs, executed in order. Each run's start and end go into
-// shared slots as they happen, so the main thread's deadline counts per run, from when the worker
-// starts it (not from when it was queued, nor from when the task's first run started).
+// The pool worker's task: one or more runs, executed in order. Each run's compile start, start and
+// end go into shared slots as they happen (clock.ts), so the main thread's deadline counts per run,
+// from when the worker starts evaluating it (not from when it was queued, nor from when the task's
+// first run started, nor while its expression compiles: that has its own, larger budget).
 // First: the worker's priority is set before anything else of it loads (worker-priority.ts).
 import './worker-priority.js';
-import { epochMicros } from './clock.js';
-import { executeRun, warmUp, type PreparedRun } from './evaluate.js';
+import { COMPILE_SLOT, END_SLOT, epochMicros, SLOTS_PER_RUN, START_SLOT } from './clock.js';
+import { compileCached, executeRun, warmUp, type PreparedRun } from './evaluate.js';
 import type { RunResult } from './limits.js';
 
 /** A run of a task, its input named by index into the task's `inputs` (sent once for all the runs that share it). */
@@ -15,7 +16,7 @@ export interface WorkerTask {
   inputs: string[];
   runs: TaskRun[];
   timeoutMs: number;
-  /** Two BigInt64 slots per run (2i: start, 2i + 1: end), epoch microseconds; 0 until then. */
+  /** SLOTS_PER_RUN BigInt64 slots per run (compile start, start, end), epoch microseconds; 0 until then. */
   progress: SharedArrayBuffer;
 }
 
@@ -32,9 +33,12 @@ export default function runTask(task: WorkerTask): RunResult[] {
     return parsed.get(index);
   };
   return task.runs.map(({ input, ...run }, i) => {
-    Atomics.store(progress, 2 * i, epochMicros());
+    const at = SLOTS_PER_RUN * i;
+    Atomics.store(progress, at + COMPILE_SLOT, epochMicros());
+    compileCached(run.expression);
+    Atomics.store(progress, at + START_SLOT, epochMicros());
     const result = executeRun({ ...run, inputJson: task.inputs[input] }, task.timeoutMs, inputOf(input));
-    Atomics.store(progress, 2 * i + 1, epochMicros());
+    Atomics.store(progress, at + END_SLOT, epochMicros());
     return result;
   });
 }

@@ -1,0 +1,23 @@
+// C11.1's check of an expression in a pool worker (pool.ts `checkExpressions`): a run that only
+// compiles (evaluate.ts `compileOnly`), so it is queued, sent and held to the compile budget as any
+// run, and its answer read back as the expression's problem.
+import type { PreparedRun } from './evaluate.js';
+import type { RunResult } from './limits.js';
+
+/** A check of the expression as a run that only compiles (evaluate.ts `compileOnly`), held to the compile budget. */
+export const compileOnly = (expression: string): PreparedRun => ({
+  target: 'cart.validations.generate.run', expression, inputJson: 'null', configurationJson: '{}', inputBytes: 0, compileOnly: true,
+});
+
+/**
+ * A compile-only run's answer: the expression's problem or null. Stopped past the compile budget,
+ * or out of memory, it is the expression's; refused or lost by the pool, there is no answer.
+ */
+export function compileProblem(result: RunResult): string | null {
+  if (result.status === 'success') return (result.output as { problem: string | null }).problem;
+  const message = result.errorMessage ?? '';
+  if (result.errorType === 'RuntimeError' && /^(the expression was still compiling|the run exceeded the memory limit)/.test(message)) {
+    return `expression could not be compiled: ${message.replace(/^the run /, 'the compile ')}`;
+  }
+  throw new Error(`the expression could not be checked: ${message}`);
+}
