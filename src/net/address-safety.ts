@@ -14,7 +14,8 @@
 //     deprecated IPv4-compatible `::a.b.c.d`, which is why those are unwrapped first).
 // Teredo (2001::/32) and the NAT64 local-use prefix 64:ff9b:1::/48 are refused outright: where the
 // IPv4 address sits in them depends on a relay or an operator's choice, and no webhook endpoint
-// needs either. The AWS IPv6 metadata address fd00:ec2::254 is unique-local, so refused.
+// needs either. The AWS IPv6 metadata address fd00:ec2::254 is unique-local, so refused; Azure's
+// platform address 168.63.129.16 is public unicast, so refused by name (CLOUD_METADATA_IPV4).
 //
 // Every lookup of a name for an outbound request (save-time checks and the sockets of deliveries and
 // rate requests) goes through one process-wide gate (`lookupAll`), see there.
@@ -44,6 +45,15 @@ export function embeddedIPv4(addr: IPv6): IPv4 | null {
   return null;
 }
 
+/**
+ * Cloud metadata and platform addresses inside public unicast space, which the range rule lets
+ * through (the others, 169.254.169.254, 100.100.100.200, fd00:ec2::254, are in refused ranges).
+ * Azure's 168.63.129.16 (WireServer: VM agent, health probes, DNS) answers only from inside Azure,
+ * for the VM that asks, so a webhook to it would be a request from the service's own host (C8.9).
+ * Compared after unwrapping, so its IPv4-mapped, NAT64 and 6to4 forms are refused too.
+ */
+const CLOUD_METADATA_IPV4 = new Set(['168.63.129.16']);
+
 /** True unless `ip` is an IP address that is public (see the rule above). Not an IP: true. */
 export function isBlockedIp(ip: string): boolean {
   if (!isIP(ip)) return true;
@@ -55,6 +65,7 @@ export function isBlockedIp(ip: string): boolean {
   }
   if (addr.kind() === 'ipv6') addr = embeddedIPv4(addr as IPv6) ?? addr;
   if (addr.range() !== 'unicast') return true;
+  if (addr.kind() === 'ipv4' && CLOUD_METADATA_IPV4.has(addr.toString())) return true;
   return addr.kind() === 'ipv6' && !(addr as IPv6).match(GLOBAL_UNICAST);
 }
 
@@ -90,6 +101,11 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): UrlCheck 
     return { ok: false, reason: allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  // The fragment is never sent (requests carry path and query), so it is no part of the address:
+  // kept, `...?q#a` and `...?q#b` passed the (topic, address) duplicate rule as two addresses and
+  // the receiver got each event twice under two webhook ids. Dropped here, where every target URL
+  // passes, before the length check and in the form callers store.
+  url.hash = '';
   // Checked on the normalised form (what is stored): percent-encoding and punycode only lengthen it.
   if (url.hostname.replace(/\.$/, '').length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: `host name must be at most ${MAX_HOSTNAME_LENGTH} characters` };
   if (url.toString().length > MAX_TARGET_URL_LENGTH) return { ok: false, reason: `must be at most ${MAX_TARGET_URL_LENGTH} characters` };

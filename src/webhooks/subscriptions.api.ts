@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import { apiCaller } from '../surfaces/app-api.js';
-import { EmptyBody } from '../http/schemas.js';
+import { EmptyBody, PagingQuery } from '../http/schemas.js';
+import { linkHeader, parsePage } from '../http/paging.js';
 import { typed } from '../http/typed.js';
 import { noStore } from '../surfaces/no-store.js';
 import { createSubscription, deleteSubscription, listSubscriptions, SubscriptionBody, SubscriptionSchema } from './subscriptions.service.js';
@@ -24,10 +25,22 @@ export async function webhookApiRoutes(instance: FastifyInstance, { deps }: { de
     },
   }, async (request, reply) => reply.code(201).send(await createSubscription(deps, apiCaller(request), request.body)));
 
+  // A bare-body list, so paged by `page`/`limit` and the Link header like the others (C5.4); an
+  // installation may hold MAX_SUBSCRIPTIONS_PER_INSTALLATION of them, more than one default page.
   api.get('/webhooks.json', {
-    config,
-    schema: { tags, summary: "The installation's subscriptions, without secrets", response: { 200: Type.Object({ webhooks: Type.Array(SubscriptionSchema) }) } },
-  }, async (request) => listSubscriptions(deps.db, apiCaller(request)));
+    config: { ...config, pagedByLink: true },
+    schema: {
+      tags, summary: "The installation's subscriptions, newest first, without secrets; paging in the Link header (C5.4)",
+      querystring: PagingQuery,
+      response: { 200: Type.Object({ webhooks: Type.Array(SubscriptionSchema) }) },
+    },
+  }, async (request, reply) => {
+    const page = parsePage(request.query);
+    const { webhooks, hasNext } = await listSubscriptions(deps.db, apiCaller(request), page);
+    const link = linkHeader(deps.config.baseUrl, '/api/v1/webhooks.json', {}, page, hasNext);
+    if (link) reply.header('Link', link);
+    return { webhooks };
+  });
 
   api.delete('/webhooks/:id.json', {
     config,

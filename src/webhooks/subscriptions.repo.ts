@@ -30,9 +30,18 @@ export async function insertSubscription(
   return rows[0];
 }
 
-export async function subscriptionsOfInstallation(q: Queryable, installationId: string): Promise<SubscriptionRow[]> {
-  const { rows } = await q.query<SubscriptionRow>('SELECT * FROM webhook_subscriptions WHERE installation_id = $1 ORDER BY created_at DESC, id DESC', [installationId]);
-  return rows;
+/**
+ * One page of the installation's subscriptions, newest first (id breaks ties: a total order, so
+ * pages neither repeat nor skip a row), and whether more follow: one row past the page is read.
+ */
+export async function subscriptionsOfInstallation(
+  q: Queryable, installationId: string, page: { limit: number; offset: number },
+): Promise<{ rows: SubscriptionRow[]; hasNext: boolean }> {
+  const { rows } = await q.query<SubscriptionRow>(
+    'SELECT * FROM webhook_subscriptions WHERE installation_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3',
+    [installationId, page.limit + 1, page.offset],
+  );
+  return { rows: rows.slice(0, page.limit), hasNext: rows.length > page.limit };
 }
 
 /** Whether the installation had that subscription (it is gone either way). */

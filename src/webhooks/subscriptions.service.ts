@@ -11,6 +11,7 @@ import { hasScope, type Scope } from '../oauth/scopes.js';
 import type { TokenInfo } from '../oauth/token-cache.js';
 import { API_VERSION } from '../api-version.js';
 import { Id, Timestamp } from '../http/schemas.js';
+import type { Page } from '../http/paging.js';
 import { isEventTopic, isSubscribableTopic, topicReadScopes, type Topic } from './topics.js';
 import {
   DUPLICATE_STORE_WEBHOOK, DUPLICATE_SUBSCRIPTION, deleteStoreWebhookRow, deleteSubscriptionRow, insertStoreWebhook, insertSubscription,
@@ -116,9 +117,10 @@ export async function createSubscription(deps: Deps, caller: TokenInfo, body: St
   }
 }
 
-export async function listSubscriptions(q: Queryable, caller: TokenInfo) {
-  const rows = await subscriptionsOfInstallation(q, caller.installationId);
-  return { webhooks: rows.map((r) => subscriptionView(r)) };
+/** One page of the installation's subscriptions (C6.4, a bare-body list: the route writes the Link header, C5.4). */
+export async function listSubscriptions(q: Queryable, caller: TokenInfo, page: Page) {
+  const { rows, hasNext } = await subscriptionsOfInstallation(q, caller.installationId, page);
+  return { webhooks: rows.map((r) => subscriptionView(r)), hasNext };
 }
 
 export async function deleteSubscription(q: Queryable, caller: TokenInfo, id: string) {
