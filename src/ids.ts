@@ -42,6 +42,32 @@ export function uuidv7(nowMs: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/**
+ * A UUIDv7 ordered after `after` (an id this generator made, or null): the current time's id when
+ * that is already greater, else `after`'s millisecond and counter counted on by one. Ids of one
+ * process only increase, but another process minting in the same millisecond draws its own counter
+ * start, so its id can sort below one committed earlier. Orders take their id this way under the
+ * store's order-number lock, so an order's id is greater than every order committed before it and
+ * an app polling `since_id` (app-api.md, C5.3) never skips one.
+ */
+export function uuidv7After(after: string | null, nowMs: number): string {
+  const id = uuidv7(nowMs);
+  if (after === null || id > after.toLowerCase()) return id;
+  const hex = after.replace(/-/g, '').toLowerCase();
+  let ms = parseInt(hex.slice(0, 12), 16);
+  let counter = parseInt(hex.slice(13, 16), 16) + 1;
+  if (counter > 0xfff) {
+    counter = 0;
+    ms += 1;
+  }
+  const bytes = Buffer.from(id.replace(/-/g, ''), 'hex');
+  bytes.writeUIntBE(ms, 0, 6);
+  bytes[6] = 0x70 | (counter >> 8);
+  bytes[7] = counter & 0xff;
+  const out = bytes.toString('hex');
+  return `${out.slice(0, 8)}-${out.slice(8, 12)}-${out.slice(12, 16)}-${out.slice(16, 20)}-${out.slice(20)}`;
+}
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID_RE.test(value);

@@ -42,3 +42,22 @@ export function cutTo(text: string, max: number): string {
   }
   return text.slice(0, units);
 }
+
+/**
+ * Only white space, format characters (Cf: zero-width space, word joiner, byte order mark, bidi
+ * marks, soft hyphen) and default-ignorable ones (Hangul fillers, variation selectors, tags).
+ */
+const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u;
+
+/**
+ * Whether required text is blank: nothing is left once the characters no one sees are removed.
+ * `trim()` keeps U+200B, U+2060, U+180E, U+3164 and the like, so a title of one zero-width space
+ * passed "can't be blank" (C14.1) and listed as an empty-looking product. This judges only: text
+ * that is not blank is stored as sent (trimmed as before), its invisible characters kept, since
+ * inside a word they mean something (a joiner in an emoji, a soft hyphen). The one rule for every
+ * required text field: `str()` (src/catalog/input.ts), `requiredText()` (src/content/fields.ts) and
+ * a metafield's value (src/metafields/types.ts) ask it.
+ */
+export function isBlankText(value: string): boolean {
+  return INVISIBLE_ONLY.test(value);
+}

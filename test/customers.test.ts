@@ -129,14 +129,14 @@ describe('POST /api/v1/customers.json (app-api.md; C6.3: 201 bare { customer })'
     expect(rows[0].address).toEqual(only);
   });
 
-  it('one combined name: first and last are joined, and split back at the first space (docs/decisions.md)', async () => {
+  it('one combined name: first and last are joined, and come back as sent (docs/decisions.md, migration 0030)', async () => {
     const s = await store();
     const two = await create(s.accessToken, { first_name: 'Mary Ann', last_name: 'Smith' });
-    expect(two).toMatchObject({ name: 'Mary Ann Smith', first_name: 'Mary', last_name: 'Ann Smith' });
+    expect(two).toMatchObject({ name: 'Mary Ann Smith', first_name: 'Mary Ann', last_name: 'Smith' });
     const firstOnly = await create(s.accessToken, { first_name: 'Cher' });
     expect(firstOnly).toMatchObject({ name: 'Cher', first_name: 'Cher', last_name: null });
     const lastOnly = await create(s.accessToken, { last_name: 'Hopper' });
-    expect(lastOnly).toMatchObject({ name: 'Hopper', first_name: 'Hopper', last_name: null });
+    expect(lastOnly).toMatchObject({ name: 'Hopper', first_name: null, last_name: 'Hopper' });
     const { rows } = await h.db.query('SELECT name FROM customers WHERE id = $1', [two.id]);
     expect(rows[0].name).toBe('Mary Ann Smith');
   });

@@ -305,6 +305,29 @@ describe('since_id (C5.3) and ids', () => {
     expect(both.json().orders.map((o: any) => o.id)).toEqual([byStatus.partial, byStatus.paid]);
   });
 
+  it("an order taken after another gets a greater id even when its process's clock is behind: since_id never skips a committed order", async () => {
+    // Another process minting in the same millisecond draws its own counter, and a transaction that
+    // read the clock before waiting for the store's lock commits after one that read it later; both
+    // are a clock behind the last order's id. The id is taken under the store's order-number lock,
+    // after the store's last order id (uuidv7After).
+    const s = await orderStore(h);
+    const product = await insertProduct(h, s.merchant.storeId, { price: 1000, stock: 10 });
+    const before = h.clock.offset;
+    try {
+      h.clock.setOffset(before + 3_600_000);
+      await takeOrder(h, s.merchant.token, orderBody(product));
+      h.clock.setOffset(before);
+      await takeOrder(h, s.merchant.token, orderBody(product));
+    } finally {
+      h.clock.setOffset(before);
+    }
+    // Newest first by time: the first order (an hour ahead), then the second.
+    const [firstId, secondId] = (await get(s.accessToken, '/api/v1/orders.json')).json().orders.map((o: any) => o.id);
+    expect(secondId > firstId).toBe(true);
+    const since = await get(s.accessToken, `/api/v1/orders.json?since_id=${firstId}`);
+    expect(since.json().orders.map((o: any) => o.id)).toEqual([secondId]);
+  });
+
   it('ids fetches those orders of the store only; malformed values are a 422', async () => {
     const { s, byStatus } = await storeWithStatuses();
     const other = await storeWithStatuses();

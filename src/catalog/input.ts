@@ -7,7 +7,7 @@ import { AppError, badRequest, type ErrorKind } from '../http/errors.js';
 import { Type } from 'typebox';
 import { AmountTooLargeError, parseMoney } from '../money.js';
 import { isUuid } from '../ids.js';
-import { longerThan } from '../text.js';
+import { isBlankText, longerThan } from '../text.js';
 import { INT4_MAX } from '../db/sql.js';
 
 export const BLANK = "can't be blank";
@@ -55,7 +55,7 @@ export function str(errors: FieldErrors, body: Body, key: string, opts: { requir
     errors.add(label, 'must be a string');
     return undefined;
   }
-  if (opts.required && v.trim() === '') {
+  if (opts.required && isBlankText(v)) {
     errors.add(label, BLANK);
     return undefined;
   }

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import { badRequest, type AppError } from '../http/errors.js';
 import { isHttpUrl } from '../catalog/input.js';
-import { longerThan } from '../text.js';
+import { isBlankText, longerThan } from '../text.js';
 
 export type Body = Record<string, unknown>;
 
@@ -31,10 +31,10 @@ export function unwrap(body: unknown, key: string): Body {
 
 export const has = (body: Body, key: string) => body[key] !== undefined;
 
-/** Required text: a string that is not blank; returned trimmed. */
+/** Required text: a string that is not blank (`isBlankText`: invisible characters alone are blank); returned trimmed. */
 export function requiredText(body: Body, key: string, max = 255): string {
   const value = body[key];
-  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) throw fieldError(key, "can't be blank");
+  if (value === undefined || value === null || (typeof value === 'string' && isBlankText(value))) throw fieldError(key, "can't be blank");
   if (typeof value !== 'string') throw fieldError(key, 'must be a string');
   const text = value.trim();
   if (longerThan(text, max)) throw fieldError(key, `is too long (maximum ${max} characters)`);

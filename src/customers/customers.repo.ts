@@ -16,6 +16,8 @@ export interface CustomerRow {
   store_id: string;
   email: string;
   name: string;
+  /** Where the first name ends in `name` (customer-fields.ts StoredName); null on rows written before it was kept. */
+  first_name_length?: number | null;
   phone: string | null;
   accepts_marketing: boolean;
   note: string | null;
@@ -28,7 +30,9 @@ export interface CustomerRow {
 
 export interface CustomerFields {
   email: string;
+  /** Built by `storedName` (customer-fields.ts) only, with the length beside it. */
   name: string;
+  firstNameLength: number;
   phone: string | null;
   acceptsMarketing: boolean;
   note: string | null;
@@ -63,17 +67,17 @@ export async function listCustomers(q: Queryable, storeId: string, opts: { limit
 
 export async function insertCustomer(q: Queryable, id: string, storeId: string, f: CustomerFields, now: Date): Promise<void> {
   await q.query(
-    `INSERT INTO customers (id, store_id, email, name, phone, accepts_marketing, note, address, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)`,
-    [id, storeId, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now],
+    `INSERT INTO customers (id, store_id, email, name, first_name_length, phone, accepts_marketing, note, address, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $10, $5, $6, $7, $8::jsonb, $9, $9)`,
+    [id, storeId, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now, f.firstNameLength],
   );
 }
 
 export async function updateCustomerRow(q: Queryable, id: string, f: CustomerFields, now: Date): Promise<void> {
   await q.query(
-    `UPDATE customers SET email = $2, name = $3, phone = $4, accepts_marketing = $5, note = $6, address = $7::jsonb, updated_at = $8
+    `UPDATE customers SET email = $2, name = $3, first_name_length = $9, phone = $4, accepts_marketing = $5, note = $6, address = $7::jsonb, updated_at = $8
       WHERE id = $1`,
-    [id, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now],
+    [id, f.email, f.name, f.phone, f.acceptsMarketing, f.note, f.address === null ? null : JSON.stringify(f.address), now, f.firstNameLength],
   );
 }
 

@@ -1,7 +1,8 @@
 // Customers (app-api.md Customer; C6.3). A stored customer is the subset app-api.md names: one
-// combined name, one phone, the marketing flag, a note and one flat address. Every change writes
-// its event (customers/create, customers/update, customers/delete) in its own transaction (C8.1),
-// with the customer in its REST shape as the payload (C8.8).
+// combined name (with where its first name ends), one phone, the marketing flag, a note and one
+// flat address. Every change writes its event (customers/create, customers/update,
+// customers/delete) in its own transaction (C8.1), with the customer in its REST shape as the
+// payload (C8.8).
 import { Type } from 'typebox';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
@@ -19,7 +20,7 @@ import {
   deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, lockCustomerEmail, type CustomerFields, type CustomerRow,
   type StoredAddress, updateCustomerRow,
 } from './customers.repo.js';
-import { CUSTOMER_PHONE_MAX, joinName, splitName } from './customer-fields.js';
+import { CUSTOMER_PHONE_MAX, splitName, storedName } from './customer-fields.js';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The only address fields kept (app-api.md `POST /api/v1/customers.json`). */
@@ -36,7 +37,7 @@ export function customerView(c: CustomerRow) {
   return {
     id: c.id,
     email: c.email,
-    ...splitName(c.name),
+    ...splitName(c),
     name: c.name,
     phone: c.phone,
     accepts_marketing: c.accepts_marketing,
@@ -69,8 +70,8 @@ const CustomerAddressSchema = Type.Object({
 export const CustomerSchema = Type.Object({
   id: Type.String({ description: 'customer id (UUID)' }),
   email: Type.String({ description: 'lowercased' }),
-  first_name: nullable(Type.String(), { description: 'the first word of the stored name' }),
-  last_name: nullable(Type.String(), { description: 'the rest of the stored name' }),
+  first_name: nullable(Type.String(), { description: 'as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name' }),
+  last_name: nullable(Type.String(), { description: 'as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name' }),
   name: Type.String({ description: 'the one stored name: first and last joined; "" when neither was given' }),
   phone: nullable(Type.String()),
   accepts_marketing: Type.Boolean(),
@@ -136,11 +137,18 @@ export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatc
   return patch;
 }
 
+/**
+ * The customer as it will be stored: the fields sent over the current ones. The name is rebuilt
+ * from the first and last name as the customer shows them, so a field not sent keeps what it was
+ * (a last name alone, then a first name: both kept), and `storedName` records where the first ends.
+ */
 function applyPatch(current: CustomerRow | null, p: CustomerPatch): CustomerFields {
-  const names = current ? splitName(current.name) : { first_name: null, last_name: null };
+  const names = current ? splitName(current) : { first_name: null, last_name: null };
+  const { name, firstNameLength } = storedName(p.firstName !== undefined ? p.firstName : names.first_name, p.lastName !== undefined ? p.lastName : names.last_name);
   return {
     email: p.email ?? current!.email,
-    name: joinName(p.firstName !== undefined ? p.firstName : names.first_name, p.lastName !== undefined ? p.lastName : names.last_name),
+    name,
+    firstNameLength,
     phone: p.phone !== undefined ? p.phone : (current?.phone ?? null),
     acceptsMarketing: p.acceptsMarketing ?? current?.accepts_marketing ?? false,
     note: p.note !== undefined ? p.note : (current?.note ?? null),

@@ -116,7 +116,7 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   if (customer) {
     // The email is unique per store and required: an address no one can receive (RFC 2606 .invalid).
     const res = await tx.query(
-      `UPDATE customers SET name = '', email = 'redacted-' || id::text || '@redacted.invalid', phone = NULL, address = NULL,
+      `UPDATE customers SET name = '', first_name_length = NULL, email = 'redacted-' || id::text || '@redacted.invalid', phone = NULL, address = NULL,
          note = NULL, accepts_marketing = false, updated_at = $2 WHERE id = $1`,
       [customer.id, now],
     );

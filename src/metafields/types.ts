@@ -1,7 +1,7 @@
 // Metafield types (C6.6) and values (C14.6): a value may be sent as its raw string ("42", "true",
 // JSON text) or as a JSON value of the type; it is stored as that raw string and returned typed.
 import { isCleanInput } from '../http/input-guard.js';
-import { longerThan } from '../text.js';
+import { isBlankText, longerThan } from '../text.js';
 
 export const METAFIELD_TYPES = [
   'single_line_text_field', 'multi_line_text_field', 'number_integer', 'number_decimal', 'boolean',
@@ -49,7 +49,7 @@ export function plainDecimal(n: number): string {
  */
 export function rawValue(type: MetafieldType, value: unknown): { raw: string } | { error: string } {
   const bad = { error: `is not a valid ${type} value` };
-  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return { error: "can't be blank" };
+  if (value === undefined || value === null || (typeof value === 'string' && isBlankText(value))) return { error: "can't be blank" };
   let raw: string;
   switch (type) {
     case 'single_line_text_field':

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import type { Queryable, TransactionOptions } from '../db/db.js';
 import { randomBytes } from 'node:crypto';
 import { badRequest } from '../http/errors.js';
-import { uuidv7 } from '../ids.js';
+import { uuidv7, uuidv7After } from '../ids.js';
 import { parseMoney } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -17,7 +17,7 @@ import { countDiscountUse, lockDiscountByCode, type DiscountRow } from '../disco
 import { assertFitsCurrency, PAID_AT_ONCE, readNewOrder, type NewOrderInput } from './order-input.js';
 import { hundredthsStep } from '../currencies.js';
 import { merchantOrderRecord, orderCreatePayload, orderView } from './order-view.js';
-import { discountUsesBy, findOrder, insertOrder, insertTransaction, takeOrderNumber } from './orders.repo.js';
+import { discountUsesBy, findOrder, insertOrder, insertTransaction, lastOrderId, takeOrderNumber } from './orders.repo.js';
 import { computeTotals, eligible, formatTaxRate, percentToBp, TOTAL_TOO_LARGE, totalsTooLarge, type AppliedDiscount } from './pricing.js';
 import { deductStock } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
@@ -136,10 +136,12 @@ function automaticLineMinor(input: NewOrderInput, lineCount: number): number[] {
  * a checkout's completion (C15.1) both come here, so an order is taken one way only.
  */
 export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string, input: NewOrderInput) {
-  const now = deps.clock.now();
-  // The store's order counter, locked: order numbers are per store and never reused.
+  // The store's order counter, locked to the commit: order numbers are per store and never reused,
+  // and the order's id and time are taken under it, so both follow commit order (uuidv7After).
   const store = await takeOrderNumber(tx, storeId);
   if (!store) throw badRequest('storeId names no store');
+  const now = deps.clock.now();
+  const id = uuidv7After(await lastOrderId(tx, storeId), now.getTime());
   const orderNumber = store.n;
   const currency = input.currency ?? store.currency;
   assertFitsCurrency(currency, input.lines, input.shippingMinor);
@@ -181,7 +183,6 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   await deductStock(tx, stockLines(lines));
 
   const paid = (PAID_AT_ONCE as readonly string[]).includes(input.paymentMethod);
-  const id = uuidv7(now.getTime());
   await insertOrder(tx, {
     id,
     store_id: storeId,

@@ -136,7 +136,7 @@ export function addressView(a: Partial<Address> | null): Address | null {
 
 function customerView(c: CustomerJson | null) {
   if (!c) return null;
-  const { first_name, last_name } = splitName(c.name);
+  const { first_name, last_name } = splitName(c);
   return { id: c.id, email: c.email, first_name, last_name, phone: c.phone };
 }
 

@@ -16,7 +16,7 @@ const ORDER_COLUMNS = `o.id, o.store_id, o.order_number, o.email, o.phone, o.sta
   o.digital_data, ${ts('o.delivery_date')}, ${ts('o.shipped_date')}, o.staff_id, o.confirmation_number, ${ts('o.processed_at')},
   ${ts('o.created_at')}, ${ts('o.updated_at')}, s.slug`;
 
-const CUSTOMER = `(SELECT json_build_object('id', c.id, 'email', c.email, 'name', c.name, 'phone', c.phone)
+const CUSTOMER = `(SELECT json_build_object('id', c.id, 'email', c.email, 'name', c.name, 'first_name_length', c.first_name_length, 'phone', c.phone)
      FROM customers c WHERE c.id = o.customer_id) AS customer`;
 
 const LINE_ITEMS = `COALESCE((SELECT json_agg(li ORDER BY li.position) FROM (
@@ -207,6 +207,16 @@ export async function takeOrderNumber(q: Queryable, storeId: string): Promise<{ 
     { name: 'orders_take_number' },
   );
   return rows[0] ?? null;
+}
+
+/**
+ * The store's greatest order id, read after `takeOrderNumber` has locked the store's counter: in
+ * its own statement, whose snapshot sees the order committed by the transaction that held the lock
+ * before (a subquery of the UPDATE would not, under READ COMMITTED).
+ */
+export async function lastOrderId(q: Queryable, storeId: string): Promise<string | null> {
+  const { rows } = await q.query<{ id: string }>('SELECT id FROM orders WHERE store_id = $1 ORDER BY id DESC LIMIT 1', [storeId], { name: 'orders_last_id' });
+  return rows[0]?.id ?? null;
 }
 
 /**

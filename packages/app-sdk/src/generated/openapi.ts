@@ -1908,7 +1908,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The installation's subscriptions, without secrets
+         * The installation's subscriptions, newest first, without secrets; paging in the Link header (C5.4)
          * @description Credential: an installed app's OAuth access token, scope `read_shop`.
          */
         get: operations["apiGetWebhooks"];
@@ -5748,9 +5748,9 @@ export interface operations {
                             id: string;
                             /** @description lowercased */
                             email: string;
-                            /** @description the first word of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name */
                             first_name: string | null;
-                            /** @description the rest of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name */
                             last_name: string | null;
                             /** @description the one stored name: first and last joined; "" when neither was given */
                             name: string;
@@ -15616,9 +15616,9 @@ export interface operations {
                             id: string;
                             /** @description lowercased */
                             email: string;
-                            /** @description the first word of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name */
                             first_name: string | null;
-                            /** @description the rest of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name */
                             last_name: string | null;
                             /** @description the one stored name: first and last joined; "" when neither was given */
                             name: string;
@@ -15820,9 +15820,9 @@ export interface operations {
                             id: string;
                             /** @description lowercased */
                             email: string;
-                            /** @description the first word of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name */
                             first_name: string | null;
-                            /** @description the rest of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name */
                             last_name: string | null;
                             /** @description the one stored name: first and last joined; "" when neither was given */
                             name: string;
@@ -16002,9 +16002,9 @@ export interface operations {
                             id: string;
                             /** @description lowercased */
                             email: string;
-                            /** @description the first word of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name */
                             first_name: string | null;
-                            /** @description the rest of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name */
                             last_name: string | null;
                             /** @description the one stored name: first and last joined; "" when neither was given */
                             name: string;
@@ -16226,9 +16226,9 @@ export interface operations {
                             id: string;
                             /** @description lowercased */
                             email: string;
-                            /** @description the first word of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the first word of the stored name */
                             first_name: string | null;
-                            /** @description the rest of the stored name */
+                            /** @description as sent (trimmed); for a customer stored before first names were kept apart, the rest of the stored name */
                             last_name: string | null;
                             /** @description the one stored name: first and last joined; "" when neither was given */
                             name: string;
@@ -16675,7 +16675,12 @@ export interface operations {
     };
     apiGetWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description page number, from 1 (default 1); a value that is not a whole number from 1 falls back to the default */
+                page?: number | string;
+                /** @description results per page (default 50, at most 250; a larger value is clamped); a value that is not a whole number from 1 falls back to the default */
+                limit?: number | string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -16685,6 +16690,8 @@ export interface operations {
             /** @description Default Response */
             200: {
                 headers: {
+                    /** @description The next and previous pages (RFC 8288): `<url>; rel="next"`, `<url>; rel="previous"`; absent on a single page */
+                    Link?: string;
                     /** @description The API version that answered (`2026-06`) */
                     "X-SVC-Api-Version"?: string;
                     /** @description Requests the app may make per window on this store (its tier's cap) */
