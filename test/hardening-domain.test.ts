@@ -108,6 +108,26 @@ describe('ISO 4217 currencies and their minor units', () => {
     expect(usdView).toMatchObject({ currency: 'USD', tax_price: '1.01', total_price: '11.06' });
   });
 
+  it("a catalog product's price is held to the order's currency too: 12.50 is no yen amount; whole catalog prices are taken", async () => {
+    // Catalog prices are in the store's currency and are not converted (docs/decisions.md); before,
+    // only amounts the body brought were checked, and a 12.50 product made an order of 13.50 yen.
+    const s = await orderStore(h);
+    const cents = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 5 });
+    const whole = await insertProduct(h, s.merchant.storeId, { price: 1200, stock: 5 });
+    const inYen = (productId: string) => orderBody(null, { currency: 'JPY', line_items: [{ product_id: productId, quantity: 1 }] });
+    const refused = await h.req('POST', '/orders', { token: s.merchant.token, body: inYen(cents.id) });
+    expectEnvelopeError(refused, 400, 'line_items[0].price');
+    expect(refused.json().message).toContain('catalog price 12.50');
+    // Nothing was taken: no order exists.
+    expect((await h.db.query('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId])).rows[0].n).toBe(0);
+    const order = await takeOrder(h, s.merchant.token, inYen(whole.id));
+    const view = (await h.req('GET', `/api/v1/orders/${order.orderId}.json`, { token: s.accessToken })).json().order;
+    expect(view).toMatchObject({ currency: 'JPY', subtotal_price: '12.00' });
+    // The replacement products of an order update are held to the order's currency the same way.
+    const replaced = await h.req('PUT', `/orders/update/${order.orderId}`, { token: s.merchant.token, body: { products: [{ product_id: cents.id, quantity: 1 }] } });
+    expectEnvelopeError(replaced, 400, 'products[0].price');
+  });
+
   it('discounts are shared out in whole steps of the currency, and still add up exactly', () => {
     const lines = [1, 2, 3].map((q) => ({ productId: null, unitMinor: 33_300, quantity: q, taxable: true }));
     const t = computeTotals(lines, 0, { code: 'X', type: 'Percentage', percentBp: 1_234, amountMinor: null, applyOn: [] }, 80_000, 100);

@@ -145,7 +145,7 @@ export async function placeOrderInTx(deps: Deps, tx: Queryable, storeId: string,
   const orderNumber = store.n;
   const currency = input.currency ?? store.currency;
   assertFitsCurrency(currency, input.lines, input.shippingMinor);
-  const lines = await resolveLines(tx, storeId, input.lines);
+  const lines = await resolveLines(tx, storeId, input.lines, currency);
 
   // The names beside the codes (address-names.ts), whoever gave the address: a merchant's order, a
   // buyer's checkout (also one changed before the names were filled in).

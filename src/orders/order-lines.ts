@@ -8,6 +8,8 @@ import { findVariantAnyStore } from '../catalog/variants.repo.js';
 import type { LineInput } from './order-input.js';
 import type { StockLine } from './stock.js';
 import { insertLineItem } from './orders.repo.js';
+import { fitsMinorUnits, minorDigits } from '../currencies.js';
+import { formatMinor } from '../money.js';
 
 export interface ResolvedLine {
   input: LineInput;
@@ -28,8 +30,25 @@ const variantTitle = (v: { name: string; value: string }) => [v.name, v.value].f
 const sellingPrice = (v: { price_minor: number; discount_price_minor: number | null }) =>
   v.discount_price_minor !== null && v.discount_price_minor < v.price_minor ? v.discount_price_minor : v.price_minor;
 
-/** Each line's product and variant in the store, and its price (a given price wins, C7.1 `products` pricing). */
-export async function resolveLines(tx: Queryable, storeId: string, inputs: LineInput[]): Promise<ResolvedLine[]> {
+/**
+ * Each line's product and variant in the store, and its price (a given price wins, C7.1 `products`
+ * pricing). Every unit price must be a whole step of the order's `currency`, the catalog's too:
+ * catalog prices are in the store's currency and are not converted (docs/decisions.md), so a
+ * 12.50 product in an order in JPY made an order of 13.50 yen, which ISO 4217 cannot express
+ * (found in review). Amounts a body brings are refused earlier, with their own words
+ * (`assertFitsCurrency`).
+ */
+export async function resolveLines(tx: Queryable, storeId: string, inputs: LineInput[], currency: string): Promise<ResolvedLine[]> {
+  const out = await resolveEach(tx, storeId, inputs);
+  for (const l of out) {
+    if (!fitsMinorUnits(l.unitMinor, currency)) {
+      throw fieldError(`${l.input.label}.price`, `the catalog price ${formatMinor(l.unitMinor)} is not a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`);
+    }
+  }
+  return out;
+}
+
+async function resolveEach(tx: Queryable, storeId: string, inputs: LineInput[]): Promise<ResolvedLine[]> {
   const products = new Map<string, Awaited<ReturnType<typeof findProduct>>>();
   const out: ResolvedLine[] = [];
   for (const input of inputs) {

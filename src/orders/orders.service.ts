@@ -173,7 +173,7 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
   if ((await fulfillmentCount(tx, order.id)) > 0) throw badRequest('The order has fulfillments; its products can no longer change');
 
   assertFitsCurrency(order.currency, products);
-  const lines = await resolveLines(tx, order.store_id, products);
+  const lines = await resolveLines(tx, order.store_id, products, order.currency);
   // Every stock row the change gives back to or takes from, locked once in the fixed order first.
   await lockStock(tx, [...stockToReturn(order.line_items.filter((l) => l.stock_deducted)), ...stockLines(lines)]);
   await restockOrder(tx, order.id, { rowsLocked: true });
