@@ -24,7 +24,7 @@ import type { Deps } from '../deps.js';
 import { throttled, unavailable } from '../http/errors.js';
 import { countPerMinute } from '../ratelimit/per-minute.js';
 import { lazyFunctionRunner } from './function-runner.js';
-import type { FunctionRunner, FunctionRunnerStats, RunRequest, RunResult } from './runtime/index.js';
+import { NotCheckedError, type FunctionRunner, type FunctionRunnerStats, type RunRequest, type RunResult } from './runtime/index.js';
 
 /** Runs of one app running or waiting at once (in a process); one more -> 429. */
 export const DEVELOPER_RUNS_IN_FLIGHT = 2;
@@ -92,7 +92,9 @@ export function developerFunctionRunner(options: { timeoutMs?: number } = {}): D
     check: async (expression) => {
       try {
         return (await runner.checkExpressions([expression]))[0];
-      } catch {
+      } catch (err) {
+        // No worker was free in time: the try is answered as a run that found none (function-try.ts).
+        if (err instanceof NotCheckedError) throw err;
         throw unavailable("Developers' function runs are busy; try again shortly");
       }
     },
@@ -119,7 +121,15 @@ const countRun = (deps: Deps, appId: string) =>
 export async function runForDeveloper(deps: Deps, appId: string, request: RunRequest, check?: () => Promise<void>): Promise<RunResult> {
   const release = deps.developerFunctions.admit(appId);
   try {
-    await check?.();
+    try {
+      await check?.();
+    } catch (err) {
+      // No worker was free to check it: answered and counted as a run that found no worker is
+      // (200, "not run"), not as the pool's 503, which is for a pool with no place to take it.
+      if (!(err instanceof NotCheckedError)) throw err;
+      await countRun(deps, appId);
+      return err.result;
+    }
     await countRun(deps, appId);
     return await deps.developerFunctions.run(request);
   } finally {
@@ -130,7 +140,7 @@ export async function runForDeveloper(deps: Deps, appId: string, request: RunReq
 /** Expressions of declared functions waiting for the declarations' worker, of all apps; past it -> 503. */
 const DECLARATION_CHECKS_WAITING = 4 * 100;
 /** How long a manifest's checks may wait for the declarations' worker (another manifest's ahead). */
-const DECLARATION_CHECKS_MAX_WAIT_MS = 10_000;
+const DECLARATION_CHECKS_MAX_WAIT_MS = 30_000;
 
 let declarationChecks: FunctionRunner | null = null;
 

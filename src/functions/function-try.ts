@@ -27,7 +27,9 @@ const outcome = (r: RunResult) => ({ status: r.status, errorType: r.errorType, e
 /**
  * An expression that cannot run is the caller's mistake (400), as on app create (C11.1). Compiled
  * in the developers' worker, never in the event loop, and only once the run holds its places
- * (runForDeveloper): compiling is work, bounded per app as runs are.
+ * (runForDeveloper): compiling is work, bounded per app as runs are. When no worker was free to
+ * check it (another run of the pool was a runaway, and its replacement still loading), the try is
+ * answered as a run that found no worker is: 200 with that outcome, "not run" (runForDeveloper).
  */
 async function assertCompiles(deps: Deps, expression: string) {
   const problem = await deps.developerFunctions.check(expression);

@@ -19,5 +19,17 @@ export function compileProblem(result: RunResult): string | null {
   if (result.errorType === 'RuntimeError' && /^(the expression was still compiling|the run exceeded the memory limit)/.test(message)) {
     return `expression could not be compiled: ${message.replace(/^the run /, 'the compile ')}`;
   }
-  throw new Error(`the expression could not be checked: ${message}`);
+  throw new NotCheckedError(result);
+}
+
+/**
+ * The pool gave no answer about the expression (no worker was free in time, or the pool is closed):
+ * `result` is the run's failure as the pool reported it. A developer's try answers with it as a run
+ * that found no worker is answered (C11.7: 200, "not run"); a manifest's check is a 503.
+ */
+export class NotCheckedError extends Error {
+  constructor(readonly result: RunResult) {
+    super(`the expression could not be checked: ${result.errorMessage ?? ''}`);
+    this.name = 'NotCheckedError';
+  }
 }

@@ -10,6 +10,7 @@ export {
 } from './limits.js';
 export { OUTPUT_SCHEMAS, TARGETS, isTarget, outputProblem, type FunctionTarget } from './targets.js';
 export { createFunctionRunner, type FunctionRunner, type FunctionRunnerOptions, type FunctionRunnerStats } from './pool.js';
+export { NotCheckedError } from './compile-check.js';
 
 /** C11.4's one run: `runner.run` of a `createFunctionRunner()`; never throws, always a result. */
 export type RunFunction = (request: import('./evaluate.js').RunRequest) => Promise<import('./limits.js').RunResult>;
