@@ -4,6 +4,8 @@
 // checkout never shows a price its completion would not charge.
 import type { Queryable } from '../db/db.js';
 import { fieldError } from '../content/fields.js';
+import { fitsMinorUnits, minorDigits } from '../currencies.js';
+import { formatMinor } from '../money.js';
 import { gramsPerUnit } from './weights.js';
 import { catalogLine, type AskedLine, type CatalogLine } from './checkouts.repo.js';
 
@@ -108,6 +110,26 @@ export function priceFoundLines(asked: AskedLine[], found: (CatalogLine | null)[
     // Named by the line's id, as a validation function names a line (C11.3 `target`).
     if (unavailable(f, line)) problems.push({ message: 'This item is no longer available', target: line.id });
     else lines.push(priced(f!, line));
+  }
+  return { lines, problems };
+}
+
+/**
+ * A checkout's lines priced now in its `currency` (`catalog`: the lines' catalog facts when already
+ * read, `findCheckoutForQuote`): `priceLines`, and a line whose unit price that currency cannot hold
+ * is left out and reported too, like an unavailable one. Catalog prices are in the store's currency
+ * and not converted, and the order refuses a unit price that is not a whole step of its currency
+ * (order-lines.ts resolveLines: a 1000.50 product in a yen store). Priced as it was, the checkout
+ * showed a total no order can hold, and its completion was that 400, nothing the buyer can fix;
+ * as a problem of the line, the buyer sees it before completing, and completion is C15.1's 422.
+ */
+export async function priceCheckoutLines(q: Queryable, storeId: string, asked: AskedLine[], currency: string, catalog?: (CatalogLine | null)[]): Promise<{ lines: PricedLine[]; problems: ValidationProblem[] }> {
+  const all = catalog ? priceFoundLines(asked, catalog) : await priceLines(q, storeId, asked);
+  const lines: PricedLine[] = [];
+  const problems = [...all.problems];
+  for (const l of all.lines) {
+    if (fitsMinorUnits(l.unitMinor, currency)) lines.push(l);
+    else problems.push({ message: `This item cannot be bought in ${currency}: its price ${formatMinor(l.unitMinor)} is not a whole number of ${currency} minor units (${minorDigits(currency)} decimals)`, target: l.id });
   }
   return { lines, problems };
 }

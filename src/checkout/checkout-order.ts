@@ -4,6 +4,7 @@
 // order placed shows what the checkout was priced at. Pure: no reads, no writes.
 import { isDeepStrictEqual } from 'node:util';
 import { formatMinor } from '../money.js';
+import { AppError } from '../http/errors.js';
 import type { LineInput, NewOrderInput, PaymentMethod } from '../orders/order-input.js';
 import type { Address, OrderRow } from '../orders/order-view.js';
 import { CUSTOMER_PHONE_MAX } from '../customers/customer-fields.js';
@@ -81,7 +82,10 @@ export function chargeChangeOf(shown: CheckoutState, now: CheckoutState): { mess
 export function missingForCompletion(state: CheckoutState, rates: ShippingRate[]): string[] {
   const { row } = state;
   const missing: string[] = [];
-  if (!state.lines.length) missing.push('line items');
+  // Lines asked for but left out (unavailable now, or priced as the currency cannot hold) are
+  // validation errors, whose own words the 422 then carries: "needs line items" would name nothing
+  // the checkout shows.
+  if (!row.line_items.length) missing.push('line items');
   if (!row.email) missing.push('an email');
   if (state.requiresShipping) {
     if (!row.shipping_address) missing.push('a shipping address');
@@ -144,4 +148,21 @@ export function orderIsAsPriced(order: OrderRow, state: CheckoutState): boolean 
   return sameLines &&
     order.subtotal_minor === totals.subtotalMinor && order.discount_minor === totals.totalDiscountMinor &&
     order.shipping_minor === totals.shippingMinor && order.tax_minor === totals.taxMinor && order.total_minor === totals.totalMinor;
+}
+
+/** The fields of those refusals of the order that a checkout's pricing shows as validation errors. */
+const PRICED_FIELD = /^(discount_code|line_items\[\d+\]\.(product_id|variant_id|price))$/;
+
+/**
+ * A refusal of the order (`placeOrderInTx`, the 400s of `POST /orders`) that the checkout, priced
+ * again, shows as a validation error: its discount code (used up, expired, or used by this buyer as
+ * often as allowed since it was priced: the last use taken by another order meanwhile) or a line
+ * (its product gone, or priced as the currency cannot hold). The checkout was priced without them,
+ * so something changed meanwhile: completion starts over, and the checkout as it now stands answers
+ * the 422 of C15.1 with its validation errors. Short stock (`.quantity`) stays the 400 of C7.1.
+ */
+export function refusedAsPricedNow(err: unknown): boolean {
+  if (!(err instanceof AppError) || err.status !== 400 || !err.fields) return false;
+  const fields = Object.keys(err.fields);
+  return fields.length > 0 && fields.every((f) => PRICED_FIELD.test(f));
 }

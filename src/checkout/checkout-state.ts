@@ -11,7 +11,7 @@ import { findCustomerIdByEmail } from '../customers/customers.repo.js';
 import { computeTotals, totalsTooLarge, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
 import { checkDiscountCode } from '../orders/order-create.js';
 import { computeAutomaticDiscounts } from '../functions/operations.js';
-import { priceFoundLines, priceLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
+import { priceCheckoutLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
 import type { CheckoutState } from './checkout-view.js';
 import { paymentMethodsOf } from './payment-methods.js';
 import type { FunctionResults } from './checkout-functions.js';
@@ -40,7 +40,7 @@ export async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow,
   // this very order), which showed another total than the order's and validation errors on a
   // checkout nothing can change any more. Its functions' results are the completion's (stored with it).
   if (row.completed_pricing) return pricedAs(row, row.completed_pricing.lines, [], row.completed_pricing.applied);
-  const { lines, problems } = catalog ? priceFoundLines(row.line_items, catalog) : await priceLines(q, row.store_id, row.line_items);
+  const { lines, problems } = await priceCheckoutLines(q, row.store_id, row.line_items, row.currency, catalog);
   let applied: AppliedDiscount | null = null;
   if (row.discount_code) {
     const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);

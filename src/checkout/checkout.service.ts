@@ -25,9 +25,9 @@ import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type Func
 import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
 import { finishState, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
-import { chargeChangeOf, isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced, rateChangesOf, sameCharge, type RateChange } from './checkout-order.js';
+import { chargeChangeOf, isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced, rateChangesOf, refusedAsPricedNow, sameCharge, type RateChange } from './checkout-order.js';
 import { zonesForCountry } from './store-config-cache.js';
-import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
+import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, productsAllActive, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
 import { storeConfigAt } from './store-config.repo.js';
 
 /** C15.1: a checkout can be changed, quoted and completed for 24 hours after its creation. */
@@ -124,6 +124,8 @@ async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctio
  */
 async function assertDiscountApplies(deps: Deps, q: Queryable, row: CheckoutRow): Promise<void> {
   if (!row.discount_code) return;
+  // Every line the catalog can sell, whatever the currency can hold: a line priced as it cannot is
+  // the line's validation error (priceCheckoutLines), not the code's refusal.
   const { lines } = await priceLines(q, row.store_id, row.line_items);
   const itemsMinor = lines.reduce((s, l) => s + l.unitMinor * l.quantity, 0);
   const customerId = row.email ? await findCustomerIdByEmail(q, row.store_id, row.email) : null;
@@ -360,12 +362,17 @@ export async function completeCheckout(deps: Deps, storeURL: string, token: stri
         // Nor may the functions' results it shows be other than those the order is made with
         // (another completion stored a later run's meanwhile, keepLatestResults).
         if (!sameBuyerChoices(locked, row) || !sameResults(locked.function_results, results)) throw new ChangedMeanwhile();
-        const placed = await placeOrderInTx(deps, tx, store.id, input);
+        const placed = await placeOrderInTx(deps, tx, store.id, input).catch((err: unknown) => {
+          throw refusedAsPricedNow(err) ? new ChangedMeanwhile() : err;
+        });
         // The order priced its lines and the code again, under its locks; the checkout's record
         // below is what was priced before them. A price, a product or the code changed in between
         // would have the completed checkout show other figures than its order: start over, priced
-        // as things now stand (rolled back, so nothing of this order remains).
-        if (!orderIsAsPriced(placed, state)) throw new ChangedMeanwhile();
+        // as things now stand (rolled back, so nothing of this order remains). The order takes a
+        // product whatever its status (the merchant's rule, C7.1), and the checkout's was read
+        // before the wait for the apps and functions: a product archived during that wait was
+        // sold. Its row is locked by now (the order took its stock), so its status is final here.
+        if (!orderIsAsPriced(placed, state) || !(await productsAllActive(tx, store.id, state.lines.map((l) => l.productId)))) throw new ChangedMeanwhile();
         // What the order was priced at, which the checkout, its record, keeps showing (C15.1).
         await markCompleted(tx, locked.id, placed.id, deps.clock.now(), results, { lines: priced.lines, applied: priced.applied });
         return placed;

@@ -333,6 +333,22 @@ export async function catalogLine(q: Queryable, storeId: string, productRef: str
   return rows[0] ?? null;
 }
 
+/**
+ * Whether every one of these products of the store is active now. Completion asks it inside its
+ * transaction once the order has locked the products' rows (stock.ts), so the answer holds until
+ * the order commits: a product archived or drafted meanwhile is seen, and one archived later waits.
+ */
+export async function productsAllActive(q: Queryable, storeId: string, productIds: string[]): Promise<boolean> {
+  const ids = [...new Set(productIds)];
+  if (!ids.length) return true;
+  // Unnamed: a named statement on the embedded database runs as EXECUTE with literals (src/db/pglite.ts), which take no arrays.
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM products WHERE store_id = $1 AND id = ANY($2::uuid[]) AND status = 'active'`,
+    [storeId, ids],
+  );
+  return rows[0].n === ids.length;
+}
+
 /** A catalog reference as [uuid, null] or [null, numeric id]: each compared with its own indexed column. */
 const byKind = (ref: string | null): [string | null, string | null] => (ref === null ? [null, null] : isUuid(ref) ? [ref, null] : [null, ref]);
 

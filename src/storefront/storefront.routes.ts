@@ -13,6 +13,7 @@ import { bodyObject, fieldError, optionalText, parseInstant, requiredText } from
 import { findOrder } from '../orders/orders.repo.js';
 import { insertStorefrontEvent, storeIdBySlug } from './storefront.repo.js';
 import { safeEqual } from '../crypto.js';
+import { noStore } from '../surfaces/no-store.js';
 
 export const EVENT_TYPES = ['session', 'page_view'] as const;
 
@@ -101,6 +102,18 @@ export async function storefrontRoutes(instance: FastifyInstance, { deps }: { de
   });
 
   // The customer-facing status behind `order_status_url`: the order's key is its confirmation number.
+  await instance.register(orderStatusRoute, { deps });
+}
+
+/**
+ * The order status page in a plugin of its own, marked not to be stored (`noStore`): its key, a
+ * bearer secret, is in the URL, which a shared cache would keep with the answer (the checkout
+ * routes, whose token is in the path, do the same). The events route keeps ordinary headers.
+ */
+async function orderStatusRoute(instance: FastifyInstance, { deps }: { deps: Deps }) {
+  noStore(instance);
+  const app = typed(instance);
+  const tags = ['storefront'];
   app.get('/storefront/:storeURL/orders/:orderId', {
     schema: {
       tags,
