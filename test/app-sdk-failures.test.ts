@@ -15,7 +15,7 @@
 // - packages/app-sdk/examples: the run line in each example's header did not start it in this
 //   repository (no built dist/ without `--conditions=svc-source`).
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -47,12 +47,14 @@ describe('FileTokenStore after a failed write', () => {
     const keeper = new TokenKeeper(creds, store);
     await keeper.install(merchant.slug, tokens);
 
-    // A write that fails: its temporary file cannot be written (a directory stands in its place).
-    const blocker = `${path}.${process.pid}.tmp`;
-    mkdirSync(blocker);
+    // A write that fails: the token file cannot be read and replaced (a directory stands in its
+    // place for a moment). The temporary file's name is random, so it can no longer be blocked.
+    renameSync(path, `${path}.aside`);
+    mkdirSync(path);
     const other: Tokens = { accessToken: 'a', refreshToken: 'r', accessExpiresAt: 1, refreshExpiresAt: 2, scopes: [] };
     await expect(store.set('other-store', other)).rejects.toMatchObject({ code: 'EISDIR' });
-    rmdirSync(blocker);
+    rmdirSync(path);
+    renameSync(`${path}.aside`, path);
 
     // The cause is gone: the store works again.
     expect(await store.get('other-store')).toBeNull();

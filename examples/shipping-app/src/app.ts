@@ -53,6 +53,10 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     return client;
   };
   const receive = (req: IncomingMessage) => receiveNodeRequest(req, { secret: app.clientSecret });
+  // Whether the app can act for the store: it holds its tokens. After `shop/redact` it forgets them
+  // while the installation stays active (C9.1), so the platform still asks it for rates and sends it
+  // orders: a rate quoted then is one the buyer pays for and the app can never ship.
+  const canServe = (shop: string) => keeper.installed(shop);
 
   const send = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') => {
     res.writeHead(status, { 'content-type': type }).end(body);
@@ -77,7 +81,8 @@ export function createShippingApp(options: ShippingAppOptions): Server {
     const message = await receive(req);
     if (!message.ok) return sendRefusal(res, message);
     if (message.topic !== 'shipping/rates') return send(res, 400, `not a rate request: ${message.topic}\n`);
-    sendRates(res, quote(message.payload));
+    // No rates is the answer that offers nothing (C15.3): the checkout goes on with other carriers.
+    sendRates(res, (await canServe(message.shop)) ? quote(message.payload) : []);
   }
 
   /** orders/create: ship the order when the buyer chose one of this app's rates, once however often it is delivered. */
@@ -92,6 +97,9 @@ export function createShippingApp(options: ShippingAppOptions): Server {
 
   async function ship(shop: string, order: OrderCreatePayload): Promise<void> {
     if (order.shipping_lines[0]?.source !== handle || shipments.hasOrder(shop, String(order.id))) return;
+    // Answered 200 and logged: a 500 would have the platform send it again for hours (C8), and no
+    // retry brings the tokens back. The merchant ships it some other way.
+    if (!(await canServe(shop))) return log(`cannot ship ${order.name} on ${shop}: the app holds no tokens for the store (not installed, or erased)`);
     const trackingNumber = `EXS${randomBytes(6).toString('hex').toUpperCase()}`;
     const trackingUrl = `https://track.example.com/${trackingNumber}`;
     const { error } = await clientFor(shop).POST('/api/v1/orders/{orderId}/fulfillments.json', {

@@ -4,10 +4,10 @@
 // installation (reuse detection), so refreshes of one installation are single-flight: concurrent
 // callers share one refresh and its result.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import { assertSecret } from './signatures.js';
-import { KeyedQueue, withLockFile } from './locks.js';
+import type { TokenStore } from './token-stores.js';
+
+export { MemoryTokenStore, FileTokenStore, type TokenStore } from './token-stores.js';
 
 /** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
 export const HANDOFF_MAX_AGE_SECONDS = 600;
@@ -178,117 +178,6 @@ export function refreshTokens(app: AppCredentials, refreshToken: string, now: ()
   return tokenRequest(app, { grant_type: 'refresh_token', refresh_token: refreshToken }, now);
 }
 
-/** Where an app keeps each store's tokens. */
-export interface TokenStore {
-  get(shop: string): Promise<Tokens | null>;
-  set(shop: string, tokens: Tokens): Promise<void>;
-  delete(shop: string): Promise<void>;
-  /**
-   * Runs `work` while no other `lock` of this shop runs on the store, wherever the store is shared
-   * (other instances, other processes): `TokenKeeper` refreshes under it, after reading the store
-   * again, so two keepers never present one refresh token twice (C4.5 reuse detection revokes the
-   * installation). A store shared by several processes (a database) should offer it, e.g. with a
-   * row lock or an advisory lock held for the length of `work`. Without it, only the refreshes of
-   * one keeper are single-flight.
-   */
-  lock?<T>(shop: string, work: () => Promise<T>): Promise<T>;
-}
-
-export class MemoryTokenStore implements TokenStore {
-  private readonly byShop = new Map<string, Tokens>();
-  private readonly locks = new KeyedQueue();
-  lock<T>(shop: string, work: () => Promise<T>): Promise<T> {
-    return this.locks.run(shop, work);
-  }
-  async get(shop: string) {
-    return this.byShop.get(shop) ?? null;
-  }
-  async set(shop: string, tokens: Tokens) {
-    this.byShop.set(shop, { ...tokens });
-  }
-  async delete(shop: string) {
-    this.byShop.delete(shop);
-  }
-}
-
-/**
- * The write queue of each token file, shared by every FileTokenStore of this process on that file.
- * A queue per instance let two instances of one file (an app's `/auth` handler and its worker, or a
- * store opened per request) write at once: both wrote the same temporary file, one rename failed
- * (ENOENT), and a read-modify-write made before the other's rename lost that store's tokens.
- */
-const fileQueues = new Map<string, { writing: Promise<void>; locks: KeyedQueue }>();
-
-/**
- * Tokens in one JSON file (mode 0600), written whole to a temporary file and renamed, so a crash
- * never leaves half a file. Any number of instances of one file in a process write one after the
- * other, and every write (`set`, `delete`, whoever calls them) re-reads the file under
- * `<file>.write.lock`, so the processes sharing it never write back another's stale copy. Its
- * `lock` also holds `<file>.lock` (withLockFile), so the processes of one host sharing the file
- * refresh a store's tokens one at a time; processes on several hosts need a shared store.
- */
-export class FileTokenStore implements TokenStore {
-  private readonly queue: { writing: Promise<void>; locks: KeyedQueue };
-  constructor(private readonly path: string) {
-    const key = resolve(path);
-    let queue = fileQueues.get(key);
-    if (!queue) fileQueues.set(key, (queue = { writing: Promise.resolve(), locks: new KeyedQueue() }));
-    this.queue = queue;
-  }
-
-  /** This process's callers queue per shop; then the lock file, one holder per file across processes. */
-  lock<T>(shop: string, work: () => Promise<T>): Promise<T> {
-    return this.queue.locks.run(shop, () => withLockFile(`${this.path}.lock`, work));
-  }
-
-  private async readAll(): Promise<Record<string, Tokens>> {
-    try {
-      return JSON.parse(await readFile(this.path, 'utf8')) as Record<string, Tokens>;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw err;
-    }
-  }
-
-  /**
-   * One read-modify-write of the whole file, under `<file>.write.lock` across processes. The queue
-   * alone ordered only this process's writes: a `forget` (delete) in one process renamed back a copy
-   * read before another process saved a shop's rotated refresh token under `lock`, and that shop's
-   * next refresh presented the rotated one (C4.5: the platform revokes the installation). So the
-   * file is read again inside the lock. It is not `<file>.lock`: that one is held for a refresh's
-   * whole round trip to the platform, and `set` runs inside it (and a forget in this process waited
-   * for by a refresh holding it would never get it). This lock is always taken last and held only
-   * for the read, write and rename, so it waits on nothing else and cannot deadlock.
-   */
-  private change(fn: (all: Record<string, Tokens>) => void): Promise<void> {
-    const write = this.queue.writing.then(() =>
-      withLockFile(`${this.path}.write.lock`, async () => {
-        const all = await this.readAll();
-        fn(all);
-        await mkdir(dirname(this.path), { recursive: true });
-        const tmp = `${this.path}.${process.pid}.tmp`;
-        await writeFile(tmp, JSON.stringify(all, null, 2), { mode: 0o600 });
-        await rename(tmp, this.path);
-      }),
-    );
-    // The failure is this write's caller's to see; the queue itself must not stay rejected, or one
-    // failed write (a full disk for a moment) would fail every later get and set of the process.
-    this.queue.writing = write.catch(() => undefined);
-    return write;
-  }
-
-  async get(shop: string) {
-    await this.queue.writing;
-    return (await this.readAll())[shop] ?? null;
-  }
-  set(shop: string, tokens: Tokens) {
-    return this.change((all) => void (all[shop] = tokens));
-  }
-  delete(shop: string) {
-    return this.change((all) => void delete all[shop]);
-  }
-}
-
 /** The tokens of a store this keeper has no tokens for: never installed, or forgotten. */
 const notInstalled = (shop: string) => new Error(`no tokens for ${shop}: the app is not installed there`);
 
@@ -439,6 +328,14 @@ export class TokenKeeper {
       // Still not saved (or forgotten meanwhile, checked below): they stay in memory for this call.
     }
     return this.generationOf(shop) === gen ? unsaved : null;
+  }
+
+  /**
+   * Whether the keeper holds tokens for the store (installed, not forgotten), asking the platform
+   * nothing: an app can decline work for a store it could not finish (a rate it could not ship).
+   */
+  async installed(shop: string): Promise<boolean> {
+    return (await this.current(shop, this.generationOf(shop))) !== null;
   }
 
   async accessToken(shop: string): Promise<string> {

@@ -10,7 +10,7 @@
 // with `payload: unknown`. A topic outside the platform's fixed list is refused.
 import type { paths } from './generated/openapi.js';
 import type { RateRequest } from './rates.js';
-import { headerValue, verifyMessage, type HeaderBag, type Refusal, type VerifiedMessage } from './webhooks.js';
+import { GDPR_TOPICS, headerValue, signedRequestId, verifyMessage, type HeaderBag, type Refusal, type VerifiedMessage } from './webhooks.js';
 
 /** The App API order (`GET /api/v1/orders/{id}.json`). */
 export type RestOrder = paths['/api/v1/orders/{id}.json']['get']['responses'][200]['content']['application/json']['order'];
@@ -52,7 +52,7 @@ export interface SubscriptionPayload {
   trialEnd: number | null;
 }
 
-export const GDPR_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
+export { GDPR_TOPICS };
 export type GdprTopic = (typeof GDPR_TOPICS)[number];
 
 interface ShopFields {
@@ -100,7 +100,11 @@ export interface DeliveryFields {
   webhookId: string | null;
   /** `X-SVC-Delivery-Attempt`: 1 for the first try. */
   attempt: number | null;
-  /** `X-SVC-Gdpr-Request-Id` on GDPR deliveries: the request to acknowledge and complete. */
+  /**
+   * The request to acknowledge and complete, on GDPR deliveries: a data request's signed
+   * `data_request.id`, else `X-SVC-Gdpr-Request-Id` (a header that differs from the signed id is
+   * refused). The redact bodies carry no id: theirs is the unsigned header's.
+   */
   gdprRequestId: string | null;
 }
 
@@ -141,7 +145,7 @@ export function parseWebhook(input: { rawBody: string | Uint8Array; headers: Hea
     ...verdict,
     webhookId: header(input.headers, 'x-svc-webhook-id'),
     attempt: attempt !== null && /^\d+$/.test(attempt) ? Number(attempt) : null,
-    gdprRequestId: header(input.headers, 'x-svc-gdpr-request-id'),
+    gdprRequestId: (verdict.topic === 'customers/data_request' ? signedRequestId(verdict.payload) : null) ?? header(input.headers, 'x-svc-gdpr-request-id'),
   } as WebhookMessage;
 }
 

@@ -29,14 +29,45 @@ export interface VerifiedMessage<T = unknown> {
   ok: true;
   /** `X-SVC-Topic`: e.g. `orders/create`, `customers/redact`, `shipping/rates`. */
   topic: string;
-  /** `X-SVC-Shop-Domain`: the store's slug. */
+  /**
+   * The store's slug (C2.5). For the GDPR topics it is the signed body's `shop_domain` (a different
+   * `X-SVC-Shop-Domain` is refused); for every other topic it is `X-SVC-Shop-Domain`, which no
+   * signature covers (app-api.md Signature: the HMAC is over the body only).
+   */
   shop: string;
   /** `X-SVC-Api-Version`. */
   apiVersion: string | null;
   payload: T;
 }
 
-export type Refusal = { ok: false; reason: 'missing signature' | 'bad signature' | 'not JSON' };
+export type Refusal = { ok: false; reason: 'missing signature' | 'bad signature' | 'not JSON' | 'shop mismatch' | 'request id mismatch' };
+
+/** The GDPR topics (C9): their bodies name the store, signed, and a data request its id. */
+export const GDPR_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const;
+
+/**
+ * A GDPR delivery's store, from its signed body. The headers are not signed: a genuine
+ * `shop/redact` or `customers/redact` of one store, replayed with another store's
+ * `X-SVC-Shop-Domain`, verified, and the app erased that other store's data. So the body's
+ * `shop_domain` (the slug the header carries, C2.5) must equal the header and is the shop given,
+ * and a data request's `data_request.id` must equal `X-SVC-Gdpr-Request-Id` (the request the app
+ * then completes). A body without them (`shop_domain` may be null, app-api.md) keeps the header's.
+ */
+function gdprShop(payload: unknown, headers: HeaderBag, headerShop: string | null): { ok: true; shop: string | null } | Refusal {
+  const body = (typeof payload === 'object' && payload !== null ? payload : {}) as { shop_domain?: unknown };
+  const signedShop = typeof body.shop_domain === 'string' ? body.shop_domain : null;
+  if (signedShop !== null && headerShop !== null && signedShop !== headerShop) return { ok: false, reason: 'shop mismatch' };
+  const signedId = signedRequestId(payload);
+  const headerId = header(headers, 'x-svc-gdpr-request-id');
+  if (signedId !== null && headerId !== null && signedId !== headerId) return { ok: false, reason: 'request id mismatch' };
+  return { ok: true, shop: signedShop ?? headerShop };
+}
+
+/** A data request's `data_request.id`, when its (signed) body carries one. */
+export function signedRequestId(payload: unknown): string | null {
+  const id = (payload as { data_request?: { id?: unknown } | null } | null)?.data_request?.id;
+  return typeof id === 'string' ? id : null;
+}
 
 /** Verifies a webhook or rate request with the app's client secret and parses its JSON body. */
 export function verifyMessage<T = unknown>(input: { rawBody: string | Uint8Array; headers: HeaderBag; secret: string }): VerifiedMessage<T> | Refusal {
@@ -50,11 +81,12 @@ export function verifyMessage<T = unknown>(input: { rawBody: string | Uint8Array
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  return {
-    ok: true,
-    topic: header(input.headers, 'x-svc-topic') ?? '',
-    shop: header(input.headers, 'x-svc-shop-domain') ?? '',
-    apiVersion: header(input.headers, 'x-svc-api-version'),
-    payload,
-  };
+  const topic = header(input.headers, 'x-svc-topic') ?? '';
+  let shop = header(input.headers, 'x-svc-shop-domain');
+  if ((GDPR_TOPICS as readonly string[]).includes(topic)) {
+    const signed = gdprShop(payload, input.headers, shop);
+    if (!signed.ok) return signed;
+    shop = signed.shop;
+  }
+  return { ok: true, topic, shop: shop ?? '', apiVersion: header(input.headers, 'x-svc-api-version'), payload };
 }
