@@ -25,7 +25,7 @@ let credentials: { app: string; merchant: string; developer: string; operator: s
 let appId: string;
 beforeAll(async () => {
   h = await createHarness();
-  const s = await storeWithApp(h, { scopes: ['read_products', 'read_orders', 'read_metafields', 'read_discounts', 'read_shipping', 'read_customers', 'read_analytics'], tier: 'enterprise' });
+  const s = await storeWithApp(h, { scopes: ['read_shop', 'read_products', 'read_orders', 'read_metafields', 'read_discounts', 'read_shipping', 'read_customers', 'read_analytics'], tier: 'enterprise' });
   credentials = { app: s.accessToken, merchant: s.merchant.token, developer: s.partner.token, operator: await operatorToken(h) };
   appId = s.app.appId;
 });

@@ -26,14 +26,16 @@ const sent = (headers: Record<string, unknown>) => MEANINGFUL.filter((name) => h
 
 describe('response headers in the API reference (app-api.md Conventions 5, Limits; C5.5)', () => {
   it('each bare-body list sends Link on a middle page, and the reference declares it there; no other App API operation declares Link', async () => {
-    const s = await storeWithApp(h, { scopes: ['read_products', 'write_products', 'read_customers', 'write_customers', 'read_orders'] });
+    const s = await storeWithApp(h, { scopes: ['read_shop', 'read_products', 'write_products', 'read_customers', 'write_customers', 'read_orders'] });
     for (let i = 0; i < 3; i++) {
+      const hook = await h.req('POST', '/api/v1/webhooks.json', { token: s.accessToken, body: { topic: ['products/create', 'customers/create', 'orders/create'][i], address: 'https://hooks.example.com/in' } });
+      expect(hook.statusCode, hook.body).toBe(201);
       const product = (await h.req('POST', '/products', { token: s.merchant.token, body: { title: `Paged ${i}`, price: '10.00', inventory_quantity: 10 } })).json().data;
       await h.req('POST', '/api/v1/customers.json', { token: s.accessToken, body: { email: `paged-${i}-${Date.now()}@example.com` } });
       const order = await h.req('POST', '/orders', { token: s.merchant.token, body: orderBody({ id: product.product_id, numId: product.id, variants: [] }) });
       expect(order.statusCode, order.body).toBe(201);
     }
-    const lists = ['/api/v1/products.json', '/api/v1/customers.json', '/api/v1/orders.json'];
+    const lists = ['/api/v1/products.json', '/api/v1/customers.json', '/api/v1/orders.json', '/api/v1/webhooks.json'];
     for (const path of lists) {
       const res = await h.req('GET', `${path}?limit=1&page=2`, { token: s.accessToken });
       expect(res.statusCode, `${path}: ${res.body}`).toBe(200);
