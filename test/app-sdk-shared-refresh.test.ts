@@ -56,6 +56,37 @@ describe('two TokenKeepers of one store refresh an expired token at once (C4.5)'
     expect(await apiStatus(again.accessToken)).toBe(200);
   });
 
+  it("a keeper that read the expired tokens just before another keeper's refresh saved new ones takes those, and refreshes nothing", async () => {
+    // Seen in CI: the second keeper read the store again when it began its refresh, found the new
+    // tokens, took them for the ones it had found expired, and refreshed a second time.
+    const shared = new MemoryTokenStore();
+    const s = await installedIn(shared);
+    const first = new TokenKeeper(s.creds, shared, { now: later });
+    let firstToken: string | null = null;
+    let between: (() => Promise<void>) | null = async () => {
+      firstToken = await first.accessToken(s.handoff.shop);
+    };
+    // The second keeper's store: its first read answers the tokens as they were, after the first
+    // keeper has refreshed and saved.
+    const slow: TokenStore = {
+      get: async (shop) => {
+        const tokens = await shared.get(shop);
+        const step = between;
+        between = null;
+        if (step) await step();
+        return tokens;
+      },
+      set: (shop, tokens) => shared.set(shop, tokens),
+      delete: (shop) => shared.delete(shop),
+      lock: (shop, work) => shared.lock(shop, work),
+    };
+    const second = await new TokenKeeper(s.creds, slow, { now: later }).accessToken(s.handoff.shop);
+    expect(firstToken).not.toBeNull();
+    expect(second).toBe(firstToken);
+    expect((await shared.get(s.handoff.shop))!.accessToken).toBe(firstToken);
+    expect(await apiStatus(second)).toBe(200);
+  });
+
   it('two processes on one token file: one refresh between them, and the installation keeps working', async () => {
     const path = join(tempDir('svc-sdk-procs-'), 'tokens.json');
     const s = await installedIn(new FileTokenStore(path));

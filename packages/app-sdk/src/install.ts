@@ -6,7 +6,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { assertSecret } from './signatures.js';
 import type { TokenStore } from './token-stores.js';
-
 export { MemoryTokenStore, FileTokenStore, type TokenStore } from './token-stores.js';
 
 /** How old a handoff may be (its `timestamp`): the code itself lives 10 minutes (C4.3). */
@@ -342,7 +341,7 @@ export class TokenKeeper {
     const tokens = await this.current(shop, this.generationOf(shop));
     if (!tokens) throw notInstalled(shop);
     if (this.fresh(tokens)) return tokens.accessToken;
-    return (await this.refresh(shop)).accessToken;
+    return (await this.refreshFrom(shop, tokens)).accessToken;
   }
 
   private fresh(tokens: Tokens): boolean {
@@ -360,11 +359,15 @@ export class TokenKeeper {
    * waited for the lock, its tokens (saved in the store) are the answer, and nothing is sent.
    */
   refresh(shop: string): Promise<Tokens> {
+    return this.refreshFrom(shop);
+  }
+  /** `stale`: the expired tokens the caller read (read again here, another keeper's new ones looked unchanged and were refreshed twice). */
+  private refreshFrom(shop: string, stale?: Tokens): Promise<Tokens> {
     const running = this.inFlight.get(shop);
     if (running) return running;
     const gen = this.generationOf(shop);
     const job = (async () => {
-      const seen = await this.current(shop, gen);
+      const seen = stale ?? (await this.current(shop, gen));
       if (!seen) throw notInstalled(shop);
       return this.locked(shop, () => this.refreshLocked(shop, gen, seen));
     })().finally(() => {
