@@ -138,8 +138,10 @@ describe('C11.1/C11.4: compiling is not the run; a 9,000-character expression ru
       expect(r).toMatchObject({ status: 'failure', errorType: 'RuntimeError', output: null });
       expect(r.errorMessage).toMatch(/^the expression was still compiling after [\d.]+ ms and was stopped; the limit is 1 ms$/);
       expect(pool.stats()).toMatchObject({ timeouts: 0, workersReplaced: 1 });
-      // The replacement takes the next run.
-      expect(await pool.run({ target: DELIVERY, expression: '{"operations": []}', input: {} })).toMatchObject({ status: 'success' });
+      // The replacement takes the next run: it runs (on a busy machine even this compile can pass a
+      // budget of 1 ms, so its outcome is not asserted), never "not run" for want of a worker.
+      const next = await pool.run({ target: DELIVERY, expression: '{"operations": []}', input: {} });
+      expect(next.errorMessage ?? '').not.toMatch(/^not run/);
     } finally {
       await pool.close();
     }

@@ -3,6 +3,7 @@
 // run, and its answer read back as the expression's problem.
 import type { PreparedRun } from './evaluate.js';
 import type { RunResult } from './limits.js';
+import { Lru } from './lru.js';
 
 /** A check of the expression as a run that only compiles (evaluate.ts `compileOnly`), held to the compile budget. */
 export const compileOnly = (expression: string): PreparedRun => ({
@@ -33,3 +34,13 @@ export class NotCheckedError extends Error {
     this.name = 'NotCheckedError';
   }
 }
+
+/**
+ * What compiling an expression answered (its problem, or null), kept per process for the
+ * expressions last checked (256 of at most 10,000 characters each), whichever pool checked them:
+ * a manifest's expressions or a developer's try asked again are answered at once, with no worker.
+ * A try asked for a worker for every check, so right after a runaway (its worker being replaced) a
+ * try of an expression known to compile waited for one, and was answered "not run". Only answers
+ * of a compile are kept; a compile stopped for its budget depends on the machine's load.
+ */
+export const knownCompiles = new Lru<string, string | null>(256);

@@ -30,7 +30,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { COMPILE_SLOT, END_SLOT, epochMicros, SLOTS_PER_RUN, START_SLOT } from './clock.js';
 import { expressionShapeProblem } from './cel.js';
-import { compileOnly, compileProblem } from './compile-check.js';
+import { compileOnly, compileProblem, knownCompiles } from './compile-check.js';
 import { failure, isPrepared, prepareRun, type PreparedRun, type RunRequest } from './evaluate.js';
 import { workerFile } from './worker-file.js';
 import { COMPILE_TIMEOUT_MS, RUN_TIMEOUT_MS, type RunResult } from './limits.js';
@@ -333,10 +333,18 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
 
   async function checkExpressions(expressions: readonly unknown[]): Promise<(string | null)[]> {
     const problems = expressions.map(expressionShapeProblem);
-    const sent = expressions.flatMap((expression, at) => (problems[at] === null ? [{ at, run: compileOnly(expression as string) }] : []));
+    const known = (expression: unknown) => knownCompiles.get(expression as string);
+    const sent = expressions.flatMap((expression, at) =>
+      problems[at] === null && known(expression) === undefined ? [{ at, expression: expression as string, run: compileOnly(expression as string) }] : []);
+    expressions.forEach((expression, at) => {
+      if (problems[at] === null && known(expression) !== undefined) problems[at] = known(expression)!;
+    });
     if (sent.length) {
       const results = await gather(sent.map((s) => s.run));
-      sent.forEach((s, i) => (problems[s.at] = compileProblem(results[i])));
+      sent.forEach((s, i) => {
+        problems[s.at] = compileProblem(results[i]);
+        if (results[i].status === 'success') knownCompiles.set(s.expression, problems[s.at]);
+      });
     }
     return problems;
   }
