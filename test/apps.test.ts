@@ -175,6 +175,14 @@ describe('C3.1 create an app', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('C3.1 a price with a third decimal is refused with a message that says why, whatever the currency (KWD has 3 minor digits)', async () => {
+    const p = await signupPartner(h);
+    for (const [amount, currency] of [['9.999', 'USD'], ['10.125', 'KWD'], [9.999, 'KWD']] as const) {
+      const res = await create(p.token, { ...minimal(), pricing: { type: 'recurring', amount, currency, interval: 'month' } });
+      expectEnvelopeError(res, 400, /at most two decimals/);
+    }
+  });
+
   it('C3.1 the client secret is encrypted at rest and only the service key opens it', async () => {
     const p = await signupPartner(h);
     const res = await create(p.token, minimal());

@@ -203,6 +203,11 @@ function readPricing(value: any): NonNullable<AppFields['pricing']> {
   } catch (err) {
     if (err instanceof AmountTooLargeError) throw badRequest('pricing.amount is too large');
   }
+  // A third decimal is refused for every currency, KWD's fils included: the platform keeps every
+  // price in hundredths (C5.2), so the message says that rather than "not a decimal".
+  if (minor === null && /^\s*\d+\.\d{3,}\s*$/.test(String(value.amount ?? ''))) {
+    throw badRequest('pricing.amount has at most two decimals: the platform keeps prices in hundredths of the currency (9.999 is refused, not rounded)');
+  }
   if (minor === null || minor <= 0) throw badRequest('pricing.amount must be a positive decimal string such as "9.99"');
   // C5.2, C10.2: every charge, commission split and USD roll-up is exact integer arithmetic. A
   // price past that range used to be accepted and then skipped by the billing job for ever (a paid
