@@ -9,7 +9,7 @@
 //   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
 //   counts from when the worker starts the run (it writes the start into a shared slot). Compiling
 //   the expression comes first and is not the run's time (C11.4's limit is the evaluation's): it has
-//   its own budget, `compileTimeoutMs` (2 s), past which the worker is stopped the same way and the
+//   its own budget, `compileTimeoutMs` (10 s, limits.ts `COMPILE_TIMEOUT_MS`), past which the worker is stopped the same way and the
 //   run fails with RuntimeError.
 // - A spare worker stays loaded, so a stopped worker's place is taken at once (SPARE_THREADS).
 // - Runs asked together (`runAll`: a checkout target's functions), and all the asks of one turn of
