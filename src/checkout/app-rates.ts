@@ -223,9 +223,8 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   const last = quote.checkoutKey ? deps.rateMemo.lastQuote(quote.checkoutKey) : undefined;
   const inputs = rateRequestInputs(request);
   const sameRequest = last !== undefined && sameInputs(last.inputs, inputs);
-  const appKeys = apps.map((a) => `${a.id} ${a.handle} ${a.ratesUrl}`);
   // The buyer asking again with nothing changed and no answer expired: the same rates, at once.
-  if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameInputs(last.apps, appKeys)) return last.offered;
+  if (sameRequest && deps.clock.nowMs() < last.expiresMs && sameAppsAsked(last.apps, apps)) return last.offered;
   const body = sameRequest ? last.body : rateRequestBody(request);
   const { answers, fromMemory } = await answersTo(deps, apps, body, request.currency, quote.cached, options);
   // Told once per body in this process: an offer built wholly from memory was built, and told, before.
@@ -235,10 +234,25 @@ export async function quoteAppRates(deps: Deps, quote: RateQuote, options: Quote
   // (most are, under load) costs no memory beyond its answers.
   if (quote.checkoutKey && fromMemory) {
     const expiresMs = Math.min(...answers.map((a) => a.expiresMs));
-    const remembered: CheckoutAppQuote = { inputs, apps: appKeys, body, offered, expiresMs };
+    const remembered: CheckoutAppQuote = { inputs, apps: apps.map(({ id, handle, ratesUrl }) => ({ id, handle, ratesUrl })), body, offered, expiresMs };
     deps.rateMemo.rememberQuote(quote.checkoutKey, remembered);
   }
   return offered;
+}
+
+/**
+ * The same apps, in the same order, as a checkout's last quote asked: by id, handle (its rates'
+ * handles) and ratesUrl (the answers' key). Compared field by field, with nothing built: this is
+ * on the path of every quote answered from memory.
+ */
+function sameAppsAsked(asked: CheckoutAppQuote['apps'], apps: readonly ShippingApp[]): boolean {
+  if (asked.length !== apps.length) return false;
+  for (let i = 0; i < apps.length; i++) {
+    const a = asked[i];
+    const b = apps[i];
+    if (a.id !== b.id || a.handle !== b.handle || a.ratesUrl !== b.ratesUrl) return false;
+  }
+  return true;
 }
 
 /** What each app (in order) gave for this body: its rates and until when they stand (service clock). */

@@ -29,8 +29,8 @@ export const RATE_MEMO_BODIES = 5_000;
 export interface CheckoutAppQuote {
   /** What the body was made from (`rateRequestInputs`). */
   inputs: readonly unknown[];
-  /** The apps asked, as `id handle ratesUrl` each, in order. */
-  apps: readonly string[];
+  /** The apps asked, in order. */
+  apps: readonly Readonly<{ id: string; handle: string; ratesUrl: string }>[];
   body: string;
   /** The apps' rates as offered, frozen: every quote that reuses them shares these objects. */
   offered: readonly ShippingRate[];

@@ -37,16 +37,8 @@ export interface RateSources {
 export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<ShippingRate[]> {
   const country = q.destination.country_code ?? null;
   if (!country || !q.lines.some((l) => l.requiresShipping)) return [];
-  const priced = (found: StoredZone[]) =>
-    zoneRates({
-      zones: found,
-      lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
-      subtotalMinor: q.subtotalMinor,
-      country,
-      currency: q.currency,
-    });
   // The store's set already read and no shipping app in it: the zones alone, with nothing to wait for.
-  if (q.sources && !q.sources.shipping.apps.length) return priced(q.sources.zones);
+  if (q.sources && !q.sources.shipping.apps.length) return pricedZones(q, country, q.sources.zones);
   const appQuote = {
     storeId: q.storeId,
     checkoutKey: q.checkoutKey,
@@ -58,11 +50,22 @@ export async function quoteShippingRates(deps: Deps, q: RateQuestion): Promise<S
   };
   // The zones already read: priced at once, and only the apps are waited for.
   if (q.sources) {
-    const fromZones = priced(q.sources.zones);
+    const fromZones = pricedZones(q, country, q.sources.zones);
     return [...fromZones, ...(await quoteAppRates(deps, appQuote))];
   }
-  const zones = findZonesForCountry(deps.db, q.storeId, country).then(priced);
+  const zones = findZonesForCountry(deps.db, q.storeId, country).then((found) => pricedZones(q, country, found));
   const apps = quoteAppRates(deps, appQuote);
   const [fromZones, fromApps] = await Promise.all([zones, apps]);
   return [...fromZones, ...fromApps];
+}
+
+/** The zones' rates for this question (C15.2). A function of the module, not a closure per quote: this is on every quote's path. */
+function pricedZones(q: RateQuestion, country: string, found: StoredZone[]): ShippingRate[] {
+  return zoneRates({
+    zones: found,
+    lines: q.lines.map((l) => ({ quantity: l.quantity, weight: l.weight, weightUnit: l.weightUnit, requiresShipping: l.requiresShipping })),
+    subtotalMinor: q.subtotalMinor,
+    country,
+    currency: q.currency,
+  });
 }
