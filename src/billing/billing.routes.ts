@@ -124,7 +124,7 @@ export async function operatorPayoutRoutes(instance: FastifyInstance, { deps }: 
   });
 
   app.post('/apps/admin/payouts/:payoutId/fail', {
-    config: notNow,
+    config: { errors: { ...notNow.errors, 503: 'The payout provider could not be reached to settle whether a processing payout was sent; nothing changed' } },
     schema: {
       tags, summary: 'Fail a payout; its amount returns to the balance (C10.7)', params,
       body: Type.Object({

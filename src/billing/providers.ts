@@ -39,9 +39,27 @@ export interface PayoutRequest {
   destination: PayoutDestination;
 }
 
+/**
+ * What became of the payout under an idempotency key, once settled (`PayoutProvider.cancel`):
+ * `cancelled`, nothing was sent and nothing will be under that key; `rejected`, a submit under it
+ * was refused (nothing sent); `sent`, a submit under it was accepted and the money is on its way.
+ */
+export type PayoutSettlement = { state: 'cancelled' } | { state: 'rejected'; reason: string } | { state: 'sent'; reference: string };
+
 export interface PayoutProvider {
   /** `ok` = submitted (in transit); `!ok` = irrecoverable; a throw = transient (retried later). */
   submit(request: PayoutRequest): Promise<ProviderResult>;
+  /**
+   * Settle the payout under `idempotencyKey` before the platform gives its amount back (C10.6,
+   * C10.7): cancel it if it has not been sent, so that every later `submit` under the key answers
+   * `!ok` (cancelled) and sends nothing; else say it was sent (with its reference) or rejected.
+   * Idempotent per key, like `submit`. A throw = the provider cannot be reached: nothing is settled.
+   * Optional: without it the platform cannot learn whether a payout whose dispatcher went silent was
+   * sent, so it never fails one (the dispatcher's retries under the same key settle it instead).
+   * Real payout APIs offer the pieces (cancel a payout not yet sent; look one up by the key or id it
+   * was submitted under); an adapter maps them onto this. No real payout adapter exists yet.
+   */
+  cancel?(request: { idempotencyKey: string }): Promise<PayoutSettlement>;
 }
 
 /** The sandboxes keep their recent calls for inspection (tests), bounded for long-running processes. */
@@ -72,11 +90,17 @@ export class SandboxPaymentProvider implements PaymentProvider {
 
 /**
  * Sandbox payouts (C10.6): a PayPal email starting with `fail` or the bank account number
- * `000000000` fails; anything else is submitted and gets an external reference.
+ * `000000000` fails; anything else is submitted and gets an external reference. `cancel` settles a
+ * key as a real provider does: a key never submitted is cancelled (a later submit under it is
+ * refused), a submitted one answers what its submit answered. Neither awaits between reading and
+ * writing a key's outcome, so a submit and a cancel of one key never interleave.
  */
 export class SandboxPayoutProvider implements PayoutProvider {
   readonly calls: PayoutRequest[] = [];
+  /** The keys `cancel` was asked to settle, for inspection (tests). */
+  readonly cancels: string[] = [];
   private readonly outcomes = new Map<string, ProviderResult>();
+  private readonly cancelled = new Set<string>();
 
   async submit(request: PayoutRequest): Promise<ProviderResult> {
     record(this.calls, request);
@@ -89,6 +113,19 @@ export class SandboxPayoutProvider implements PayoutProvider {
       : { ok: true, reference: `sandbox_${d.type === 'paypal' ? 'pp' : 'wire'}_${request.idempotencyKey}` };
     this.outcomes.set(request.idempotencyKey, result);
     return result;
+  }
+
+  async cancel(request: { idempotencyKey: string }): Promise<PayoutSettlement> {
+    const key = request.idempotencyKey;
+    record(this.cancels, key);
+    const known = this.outcomes.get(key);
+    if (!known) {
+      this.cancelled.add(key);
+      this.outcomes.set(key, { ok: false, reason: 'payout_cancelled: the payout was cancelled before it was sent' });
+      return { state: 'cancelled' };
+    }
+    if (this.cancelled.has(key)) return { state: 'cancelled' };
+    return known.ok ? { state: 'sent', reference: known.reference } : { state: 'rejected', reason: known.reason };
   }
 }
 

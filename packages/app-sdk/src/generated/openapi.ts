@@ -11623,6 +11623,17 @@ export interface operations {
                     "application/json": components["schemas"]["EnvelopeError"];
                 };
             };
+            /** @description The payout provider could not be reached to settle whether a processing payout was sent; nothing changed */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnvelopeError"];
+                };
+            };
         };
     };
     getAppsAdminDevelopersByDeveloperId: {
