@@ -8,6 +8,8 @@
 //     source: 'gdpr', appId, storeId, topic: 'customers/redact', address: app.gdpr_urls.customerRedact,
 //     body: { shop_id: storeId, ... },            // an object (serialised once) or the exact JSON text
 //     secret: clientSecret,                        // plain: the body is signed now, the secret not stored
+//                                                  // (sources keyed by the app's client secret are signed
+//                                                  // again at each attempt with the key of then: APP_KEYED_SOURCES)
 //     extraHeaders: { 'X-SVC-Gdpr-Request-Id': requestId },
 //     maxAttempts: 1,                              // app-api.md Retries 5: GDPR webhooks are not retried
 //   }], deps.clock.now());
@@ -29,6 +31,17 @@ import { appTargetTakesTopic } from './topics.js';
 export const DELIVERY_CHANNEL = 'svc_webhook_deliveries';
 
 export type DeliverySource = 'subscription' | 'manifest' | 'gdpr' | 'store' | 'test';
+
+/**
+ * The sources signed with the app's client secret (app-api.md Signature: manifest and GDPR webhooks,
+ * C9.4 also at an API subscription; and test deliveries, issue 14). That secret can be rotated, and
+ * the old one stops working at once (C3.2, C8.7), so an attempt of these is signed when it is made,
+ * with the secret the app holds then: a retry or redelivery after a rotation signed at creation would
+ * carry the retired key and be refused (401) by the app. Subscriptions and store webhooks keep the
+ * `svcwh_` secret made with them, which is never changed: their signature made at creation holds.
+ */
+export const APP_KEYED_SOURCES = ['manifest', 'gdpr', 'test'] as const satisfies readonly DeliverySource[];
+const APP_KEYED_SQL = APP_KEYED_SOURCES.map((s) => `'${s}'`).join(', ');
 
 export interface NewDelivery {
   source: DeliverySource;
@@ -53,6 +66,9 @@ export interface CreatedDelivery {
   webhookId: string;
 }
 
+/** The stored signature header of a delivery (made at creation, or by the last attempt that re-signed it). */
+export const SIGNATURE_HEADER = 'X-SVC-Hmac-SHA256';
+
 /** app-api.md Signature: base64 HMAC-SHA256 over the exact bytes sent. */
 export function signBody(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body, 'utf8').digest('base64');
@@ -65,7 +81,7 @@ export function signBody(secret: string, body: string): string {
 export function signedHeaders(secret: string, body: string, topic: string, shopDomain: string): Record<string, string> {
   return {
     'Content-Type': 'application/json',
-    'X-SVC-Hmac-SHA256': signBody(secret, body),
+    [SIGNATURE_HEADER]: signBody(secret, body),
     'X-SVC-Topic': topic,
     'X-SVC-Shop-Domain': shopDomain,
     'X-SVC-Api-Version': API_VERSION,
@@ -180,6 +196,18 @@ export interface ClaimedDelivery {
   target_gone: TargetGone | null;
   /** The scopes the installation holds now (sources `subscription` and `manifest`, else null). */
   installation_scopes: string[] | null;
+  /** The app's client secret as it is now, sealed (APP_KEYED_SOURCES; null for the other sources). */
+  app_secret_enc: string | null;
+}
+
+/**
+ * The signature this attempt carries: for an app-keyed source, the body signed now with the app's
+ * current client secret (`open` unseals it; the same bytes as ever, only the key may have changed);
+ * otherwise the one stored at creation.
+ */
+export function signatureNow(row: Pick<ClaimedDelivery, 'request_headers' | 'app_secret_enc'>, body: string, open: (sealed: string) => string): string {
+  if (row.app_secret_enc === null) return row.request_headers[SIGNATURE_HEADER];
+  return signBody(open(row.app_secret_enc), body);
 }
 
 /**
@@ -236,7 +264,9 @@ export interface ClaimOptions {
  * skipped in the scan itself (so a slow host's backlog at the head of the queue never hides other
  * hosts' deliveries), and a window function takes no more per host than its free slots. Then they
  * are locked with SKIP LOCKED; locking re-checks the row, so a row another worker has just leased is
- * passed over. The lease runs on the database's clock.
+ * passed over. The lease runs on the database's clock. Each claimed row brings what its attempt
+ * needs as it is now: its target's state, the installation's scopes and, for app-keyed sources, the
+ * app's sealed client secret (read now, C8.7: one primary-key lookup per claimed row, in RETURNING).
  */
 export async function claimDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedDelivery[]> {
   // Lists travel as JSON text: one form both drivers' named statements take (PGlite's are EXECUTEd
@@ -265,7 +295,9 @@ export async function claimDeliveries(db: Db, o: ClaimOptions): Promise<ClaimedD
      RETURNING d.id, d.webhook_id, d.source, d.topic, d.address, d.target_host, d.request_headers, d.request_body, d.attempt_count,
        d.max_attempts, d.lease_token, ${TARGET_GONE_SQL} AS target_gone,
        CASE WHEN d.source IN ('subscription', 'manifest')
-            THEN (SELECT i.scopes FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id) END AS installation_scopes`,
+            THEN (SELECT i.scopes FROM installations i WHERE i.app_id = d.app_id AND i.store_id = d.store_id) END AS installation_scopes,
+       CASE WHEN d.source IN (${APP_KEYED_SQL})
+            THEN (SELECT a.client_secret_enc FROM apps a WHERE a.id = d.app_id) END AS app_secret_enc`,
     [o.now, o.limit, o.leaseSeconds, randomUUID(), o.perHost, o.ids ? JSON.stringify(o.ids) : null, JSON.stringify(full), JSON.stringify(partial)],
     { name: 'webhook_claim' },
   );
@@ -295,13 +327,20 @@ export interface AttemptRecord {
   started_at: Date;
   duration_ms: number;
   updated_at: Date;
+  /**
+   * The signature this attempt sent when it differs from the stored one (an app-keyed delivery whose
+   * client secret was rotated since): stored in its place, so the log shows what was sent. Null (the
+   * usual case) leaves the stored headers as they are.
+   */
+  signature: string | null;
 }
 
 /**
  * Record attempts and next states in one statement, each only where the lease is still held: a
  * worker whose lease expired (and whose row another worker took over) records nothing. Each attempt
  * carries its delivery's app (migration 0019), read from the row updated here, never from the caller.
- * Returns the ids recorded.
+ * An attempt that re-signed its delivery (AttemptRecord `signature`) leaves that signature in the
+ * stored headers. Returns the ids recorded.
  */
 export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<string[]> {
   if (!records.length) return [];
@@ -309,11 +348,13 @@ export async function recordAttempts(db: Db, records: AttemptRecord[]): Promise<
     `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, token uuid, attempt integer, status text,
          next_attempt_at timestamptz, response_status integer, response_body text, error text, started_at timestamptz,
-         duration_ms integer, updated_at timestamptz)
+         duration_ms integer, updated_at timestamptz, signature text)
      ), updated AS (
        UPDATE webhook_deliveries d SET status = x.status, attempt_count = x.attempt, next_attempt_at = x.next_attempt_at,
          lease_until = NULL, lease_token = NULL, response_status = x.response_status, response_body = x.response_body,
-         last_error = x.error, updated_at = x.updated_at
+         last_error = x.error, updated_at = x.updated_at,
+         request_headers = CASE WHEN x.signature IS NULL THEN d.request_headers
+                                ELSE jsonb_set(d.request_headers, '{${SIGNATURE_HEADER}}', to_jsonb(x.signature)) END
        FROM x WHERE d.id = x.id AND d.lease_token = x.token AND ${asyncCommit(db)}
        RETURNING d.id, d.app_id
      )

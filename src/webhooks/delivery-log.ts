@@ -89,7 +89,9 @@ function deliveryView(row: DeliveryRow, attempts: AttemptRow[]): Static<typeof D
     status: row.status,
     attemptCount: row.attempt_count,
     nextAttemptAt: open && row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
-    // The headers of the latest attempt (the attempt number is the only one that changes).
+    // The headers of the latest attempt. Its number is added here; its signature is the stored one,
+    // which an attempt re-signed with a rotated client secret replaced (engine.ts `send`, C8.7). Before
+    // the first attempt: the headers made at creation.
     requestHeaders: row.attempt_count > 0 ? { ...row.request_headers, 'X-SVC-Delivery-Attempt': String(row.attempt_count) } : row.request_headers,
     requestBody: row.request_body,
     responseStatus: row.response_status,

@@ -13,7 +13,9 @@ import type { SecretBox } from '../crypto.js';
 import type { DeliveryOutcome, Metrics } from '../platform/metrics.js';
 import { OUTBOX_CHANNEL } from '../outbox/emit.js';
 import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult } from './http-client.js';
-import { DELIVERY_CHANNEL, claimDeliveries, releaseAllLeases, releaseDeliveries, targetGone, type ClaimedDelivery } from './deliveries.repo.js';
+import {
+  DELIVERY_CHANNEL, SIGNATURE_HEADER, claimDeliveries, releaseAllLeases, releaseDeliveries, signatureNow, targetGone, type ClaimedDelivery,
+} from './deliveries.repo.js';
 import { fanOutPending } from './fanout.js';
 import { attemptError, nextState, verdictOf, type DeliveryStatus } from './retry-policy.js';
 import { AttemptRecorder } from './recorder.js';
@@ -165,12 +167,9 @@ export class WebhookEngine {
     const attempt = row.attempt_count + 1;
     const startedAt = this.deps.clock.now();
     let result: SendResult;
+    let resigned: string | null;
     try {
-      const headers = { ...row.request_headers, 'X-SVC-Delivery-Attempt': String(attempt) };
-      const gone = targetGone(row);
-      if (gone) result = { status: null, responseBody: null, error: gone, durationMs: 0 };
-      else if (row.request_body === null) result = { status: null, responseBody: null, error: 'body_pruned', durationMs: 0 };
-      else result = await this.http.send(row.address, headers, row.request_body);
+      ({ result, resigned } = await this.send(row, attempt));
     } finally {
       // The host is done with; recording is the database's business.
       this.http.gate.release(row.target_host);
@@ -184,9 +183,42 @@ export class WebhookEngine {
     await this.recorder.record({
       id: row.id, token: row.lease_token, attempt, status: next.status, next_attempt_at: next.nextAttemptAt,
       response_status: result.status, response_body: result.responseBody, error, started_at: startedAt,
-      duration_ms: result.durationMs, updated_at: this.deps.clock.now(),
+      duration_ms: result.durationMs, updated_at: this.deps.clock.now(), signature: resigned,
     }).catch(() => {});
     return { deliveryId: row.id, attempt, status: next.status, responseStatus: result.status, error };
+  }
+
+  /**
+   * Send one attempt, or say why it is not sent. `resigned` is the signature sent when it is not the
+   * stored one (an app-keyed delivery whose client secret was rotated since it was signed): the
+   * attempt's record stores it, so the log shows the headers actually sent (C8.5).
+   */
+  private async send(row: ClaimedDelivery, attempt: number): Promise<{ result: SendResult; resigned: string | null }> {
+    const notSent = (error: string) => ({ result: { status: null, responseBody: null, error, durationMs: 0 }, resigned: null });
+    const gone = targetGone(row);
+    if (gone) return notSent(gone);
+    if (row.request_body === null) return notSent('body_pruned');
+    const signature = this.sign(row, row.request_body);
+    if (signature === null) return notSent('signing_key_unreadable');
+    // The stored headers with this attempt's signature and number; the body is the stored bytes.
+    const headers = { ...row.request_headers, [SIGNATURE_HEADER]: signature, 'X-SVC-Delivery-Attempt': String(attempt) };
+    const result = await this.http.send(row.address, headers, row.request_body);
+    return { result, resigned: signature === row.request_headers[SIGNATURE_HEADER] ? null : signature };
+  }
+
+  /**
+   * The signature of this attempt (deliveries.repo.ts signatureNow: an app-keyed delivery is signed
+   * with the app's client secret of now, C8.7). Null when the sealed secret cannot be opened (SVC_SECRET
+   * changed under the stored secrets): reported, and the attempt fails as a transport error would
+   * (retried while attempts are left) rather than go out with a signature the app would refuse.
+   */
+  private sign(row: ClaimedDelivery, body: string): string | null {
+    try {
+      return signatureNow(row, body, (sealed) => this.deps.secrets.open(sealed));
+    } catch (err) {
+      this.onError(`opening the client secret for webhook delivery ${row.id}`, err);
+      return null;
+    }
   }
 
   /** One attempt in the metrics, and in the log by delivery id (final failures at info, the rest at debug). */
