@@ -172,6 +172,31 @@ describe('C10.7 failing a processing payout after its dispatcher went silent', (
       .toMatchObject({ ok: false });
   });
 
+  it('a dispatcher whose send under the cancelled key is refused fails the payout first: the fail still answers 200 with it, once, with the operator\'s reason', async () => {
+    const { dev, payout } = await pendingPayout('raced@example.com');
+    await dispatcherDies(payout, null);
+    try {
+      useProvider({
+        submit: (r) => sandbox.payouts.submit(r),
+        async cancel(r) {
+          const settled = await sandbox.payouts.cancel(r);
+          // The regular dispatcher run comes in between: its send under the cancelled key is refused,
+          // and it records the payout failed before the operator's fail does.
+          expect(await dispatchPayouts(h.deps, { developerIds: [dev.developerId] })).toEqual({ dispatched: 0, failed: 1 });
+          return settled;
+        },
+      });
+      const res = await fail(payout.id, { reason: 'operator: stuck at the provider' });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().data.payout).toMatchObject({ status: 'failed', failureReason: 'operator: stuck at the provider' });
+    } finally {
+      useProvider(sandbox.payouts);
+    }
+    // The amount went back once, whoever failed it.
+    expect(await earningsOf(dev.developerId)).toMatchObject({ balance: '40.00', inFlight: '0.00' });
+    expect(await movesOf(payout.id)).toEqual(['null>pending', 'pending>processing', 'processing>failed']);
+  });
+
   it('within the lease the fail is still 409 (the dispatcher is calling), and the provider is not asked', async () => {
     const { payout } = await pendingPayout('live@example.com');
     await claimPayouts(h.deps, 1, [payout.developer_id]);

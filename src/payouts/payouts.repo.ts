@@ -135,6 +135,12 @@ export async function markFailed(q: Queryable, id: string, reason: string, now: 
   return rows[0];
 }
 
+/** A failed payout's reason, replaced (the status and the ledger are not touched). Null when it is not failed. */
+export async function replaceFailureReason(q: Queryable, id: string, reason: string, now: Date): Promise<PayoutRow | null> {
+  const { rows } = await q.query<PayoutRow>(`UPDATE payouts SET failure_reason = $2, updated_at = $3 WHERE id = $1 AND status = 'failed' RETURNING *`, [id, reason, now]);
+  return rows[0] ?? null;
+}
+
 export async function markPaid(q: Queryable, id: string, now: Date): Promise<PayoutRow> {
   const { rows } = await q.query<PayoutRow>(`UPDATE payouts SET status = 'paid', paid_at = $2, updated_at = $2 WHERE id = $1 RETURNING *`, [id, now]);
   return rows[0];

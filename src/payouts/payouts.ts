@@ -13,7 +13,7 @@ import { billingProviders, type PayoutDestination, type PayoutSettlement, type P
 import { payoutDestination, type DeveloperAccountRow } from '../billing/developer-accounts.js';
 import { latestInstant } from '../billing/schedule.js';
 import {
-  DEVELOPER_PAGE, attachTransactions, developersWithPayoutMethod, insertPayout, lockPayout, markFailed, markInTransit, markPaid,
+  DEVELOPER_PAGE, attachTransactions, developersWithPayoutMethod, insertPayout, lockPayout, markFailed, markInTransit, markPaid, replaceFailureReason,
   markProcessing, payoutById, pickClaimable, recordMove, sweepRunDone, takeSweepRun, unsweptTransactions, type PayoutRow, type PayoutStatus,
 } from './payouts.repo.js';
 
@@ -340,11 +340,15 @@ async function failSilentDispatch(deps: Deps, payout: PayoutRow, reason: string)
   // Cancelled or rejected: nothing left, or will leave, under the payout's key, so a dispatcher that
   // claimed it meanwhile cannot send it; its claim does not hold the fail back.
   const failed = await failPayoutWith(deps, payout.developer_id, payout.id, reason, (p) => p.status === 'processing');
-  if (!failed) {
-    const current = await findPayout(deps.db, payout.id);
-    throw conflict(`Payout is ${current?.status ?? 'gone'}; only pending, processing or in_transit payouts can fail`);
+  if (failed) return failed;
+  const current = await findPayout(deps.db, payout.id);
+  // A dispatcher came in between: its send under the key just settled was refused, and it recorded
+  // the failure (the amount back, once) before this could. The operator's fail holds; a cancellation
+  // made by this very request is the operator's doing, so the reason shown is theirs.
+  if (current?.status === 'failed') {
+    return settled.state === 'cancelled' ? (await replaceFailureReason(deps.db, payout.id, reason, deps.clock.now())) ?? current : current;
   }
-  return failed;
+  throw conflict(`Payout is ${current?.status ?? 'gone'}; only pending, processing or in_transit payouts can fail`);
 }
 
 /**
