@@ -177,19 +177,36 @@ describe('completion against a checkout changed meanwhile (C15.1)', () => {
 });
 
 describe('a checkout past what an order can hold (C5.2, pricing.ts MAX_ORDER_MINOR)', () => {
-  it('shows a validation error for the cart, and completion is a 422 with no order and stock untouched', async () => {
+  it('lines sent past it are refused (400, nothing written), as POST /orders refuses them: no made-up amounts are ever shown', async () => {
+    const s = await orderStore(h);
+    const gold = await insertProduct(h, s.merchant.storeId, { title: 'Gold', price: 1e15, stock: 100_000 });
+    const before = (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM checkouts WHERE store_id = $1', [s.merchant.storeId])).rows[0].n;
+    // 10 x 10^15 hundredths: past 2^53 - 1 the sums are not exact (a review saw 8999999999991012.84 for 8999999999991000.00).
+    expectEnvelopeError(await create(s, { line_items: [{ product_id: gold.id, quantity: 10 }], shipping_address: address }), 400, /more than an order can hold/);
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM checkouts WHERE store_id = $1', [s.merchant.storeId]);
+    expect(rows[0].n).toBe(before);
+    const ok = await create(s, { line_items: [{ product_id: gold.id, quantity: 9 }], shipping_address: address });
+    expect(ok.statusCode, ok.body).toBe(201);
+    const token = ok.json().data.checkout.token;
+    expectEnvelopeError(await change(s, token, { line_items: [{ product_id: gold.id, quantity: 5 }, { product_id: gold.id, quantity: 5 }] }), 400, /more than an order can hold/);
+    expect((await read(s, token)).json().data.checkout.line_items.map((l: { quantity: number }) => l.quantity)).toEqual([9]);
+  });
+
+  it('a price raised under a checkout takes it past: a validation error for the cart, and completion is a 422 with no order and stock untouched', async () => {
     const s = await orderStore(h);
     const gold = await insertProduct(h, s.merchant.storeId, { title: 'Gold', price: 1e15, stock: 100_000 });
     const standard = await zone(s.merchant.storeId, { name: 'Standard', countries: ['GB'], price: 500 });
-    const res = await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: gold.id, quantity: 10 }], shipping_address: address });
+    const res = await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: gold.id, quantity: 9 }], shipping_address: address });
     expect(res.statusCode, res.body).toBe(201);
+    await h.db.query('UPDATE products SET price_minor = $2 WHERE id = $1', [gold.id, 2e15]);
     const chosen = await change(s, res.json().data.checkout.token, { shipping_rate: { handle: `zone-${standard}` }, payment_method: 'card' });
     expect(chosen.statusCode, chosen.body).toBe(200);
     const c = chosen.json().data.checkout;
     expect(c.validation_errors).toEqual([{ message: "The checkout's total is above the largest amount an order can hold", target: 'cart' }]);
     expectEnvelopeError(await complete(s, c.token), 422, /largest amount an order can hold/);
     // Fewer units: within it, the error is gone.
-    const fewer = await change(s, c.token, { line_items: [{ product_id: gold.id, quantity: 9 }] });
+    const fewer = await change(s, c.token, { line_items: [{ product_id: gold.id, quantity: 4 }] });
+    expect(fewer.statusCode, fewer.body).toBe(200);
     expect(fewer.json().data.checkout.validation_errors).toEqual([]);
     expect(await stockOf(h, gold)).toBe(100_000);
     const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [s.merchant.storeId]);

@@ -9,7 +9,8 @@
 // made of, and whether the order placed matches it, is src/checkout/checkout-order.ts.
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
+import { AppError, badRequest, conflict, notFound, unprocessable } from '../http/errors.js';
+import { MAX_ORDER_MINOR } from '../orders/pricing.js';
 import { uuidv7 } from '../ids.js';
 import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
@@ -98,6 +99,22 @@ const functionCall = (store: CheckoutStore, row: CheckoutRow, token: string): Fu
  * Runs the cart functions on the checkout as priced (C11.4): what they give, and the checkout with it.
  * No active function: nothing runs, and the checkout is as priced.
  */
+/**
+ * C5.2: lines whose prices times quantities come past what an order can hold (MAX_ORDER_MINOR,
+ * 2^53 - 1 hundredths) are refused when the buyer sends them, with a 400 and nothing written, as
+ * `POST /orders` refuses them: past it the checkout's sums are no longer exact, and the buyer and
+ * the functions' `input.checkout` would be shown made-up amounts for a checkout that could never
+ * complete. (A checkout that comes past it later, a price raised under it, shows the cart's
+ * validation error instead: checkout-state.ts.)
+ */
+function assertLinesFitAnOrder(priced: PricedCheckout): void {
+  let itemsMinor = 0;
+  for (const l of priced.priceLines) itemsMinor += l.unitMinor * l.quantity;
+  if (itemsMinor > MAX_ORDER_MINOR) {
+    throw badRequest(`The checkout's lines come to more than an order can hold (${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_MINOR % 100} in hundredths of the currency); lower the quantities`, { line_items: ['total too large'] });
+  }
+}
+
 async function withCartFunctions(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, priced: PricedCheckout) {
   const before = finishState(priced, null);
   const results = await runCartFunctions(deps, call, active, checkoutView(call.token, before), paymentMethodsOf());
@@ -163,6 +180,7 @@ export async function createCheckout(deps: Deps, storeURL: string, body: Checkou
   await assertDiscountApplies(deps, deps.db, row);
   const active = byTarget(await activeStoreFunctions(deps.db, store.id));
   const priced = await pricedCheckout(deps, deps.db, row);
+  assertLinesFitAnOrder(priced);
   const { results, state } = await withCartFunctions(deps, functionCall(store, row, token), active, priced);
   row.function_results = results;
   row.rate_body_sha256 = rateBodySha256Of(store.origin, row.shipping_address, priced.lines, row.currency);
@@ -208,6 +226,7 @@ export async function changeCheckout(deps: Deps, storeURL: string, token: string
   const config = await storeConfigAt(deps.db, deps.storeConfigs, store.slug, store.id, configVersion);
   const active = byTarget(config.functions);
   const priced = await pricedCheckout(deps, deps.db, next);
+  if (newLines) assertLinesFitAnOrder(priced);
   let { results, state } = await withCartFunctions(deps, call, active, priced);
   if (body.shipping_rate) {
     const sources = { zones: zonesForCountry(config.zones, next.shipping_address?.country_code), shipping: { apps: [...config.apps], origin: config.origin } };

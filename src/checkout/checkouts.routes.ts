@@ -23,7 +23,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   const app = typed(instance);
 
   app.post('/storefront/:storeURL/checkouts', {
-    config: { errors: { 400: 'A product that is not active, a quantity that is not a whole number from 1, or an address without an ISO 3166-1 alpha-2 country_code (C15.1)' } },
+    config: { errors: { 400: 'A product that is not active, a quantity that is not a whole number from 1, an address without an ISO 3166-1 alpha-2 country_code (C15.1), or lines that come to more than an order can hold (C5.2)' } },
     schema: {
       tags, summary: 'Start a checkout (C15.1): 201 with its token, the only key to it',
       params: store, body: CheckoutCreateSchema, response: { 201: checkoutBody },
@@ -35,7 +35,7 @@ export async function checkoutRoutes(instance: FastifyInstance, { deps }: { deps
   }, async (request) => envelope({ checkout: await getCheckout(deps, request.params.storeURL, request.params.token) }));
 
   app.patch('/storefront/:storeURL/checkouts/:token', {
-    config: { errors: { 409: 'The checkout is completed', 410: 'The checkout has expired (24 hours after creation)', 422: 'The shipping rate or payment method chosen is not offered' } },
+    config: { errors: { 400: 'As for create: an inactive product, a bad quantity or address, or new lines that come to more than an order can hold (C5.2)', 409: 'The checkout is completed', 410: 'The checkout has expired (24 hours after creation)', 422: 'The shipping rate or payment method chosen is not offered' } },
     schema: {
       tags, summary: 'Change the checkout: any create field (line_items replaces all), shipping_rate, payment_method',
       params: checkout, body: CheckoutChangeSchema, response: { 200: checkoutBody },

@@ -2736,7 +2736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A product that is not active, a quantity that is not a whole number from 1, or an address without an ISO 3166-1 alpha-2 country_code (C15.1) */
+            /** @description A product that is not active, a quantity that is not a whole number from 1, an address without an ISO 3166-1 alpha-2 country_code (C15.1), or lines that come to more than an order can hold (C5.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3071,7 +3071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is malformed or a field is invalid */
+            /** @description As for create: an inactive product, a bad quantity or address, or new lines that come to more than an order can hold (C5.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
