@@ -214,6 +214,33 @@ describe('C8.7 an attempt after a rotation is signed with the client secret curr
     expect(after.attempts.map((a: any) => a.error)).toEqual([null, 'signing_key_unreadable']);
   });
 
+  it('a client secret that cannot be opened at fan-out holds back no other store\'s webhooks: its deliveries are made unsigned, fail unsent, and a rotation mends them', async () => {
+    const [tagA, tagB] = [`fanA${++seq}`, `fanB${seq}`];
+    const a = await webhookStore(h, { extensions: { webhooks: [{ topic: 'orders/paid', uri: `${rx.url}/${tagA}/manifest` }] } });
+    const b = await webhookStore(h, { extensions: { webhooks: [{ topic: 'orders/paid', uri: `${rx.url}/${tagB}/manifest` }] } });
+    await h.db.query('UPDATE apps SET client_secret_enc = $2 WHERE id = $1', [a.app.appId, 'v1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA.AAAA']);
+    await emitEvent(h, a.merchant.storeId, 'orders/paid', { id: 21 });
+    await emitEvent(h, b.merchant.storeId, 'orders/paid', { id: 22 });
+    await runDeliveries(h);
+    // Store B's webhook went out; store A's was made (in the app's log) but not sent unsigned.
+    expect(received(`/${tagB}/manifest`)).toHaveLength(1);
+    expect(received(`/${tagA}/manifest`)).toHaveLength(0);
+    const { rows } = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE fanned_out_at IS NULL AND store_id = ANY($1::uuid[])', [[a.merchant.storeId, b.merchant.storeId]]);
+    expect(rows[0].n).toBe(0);
+    const [delivery] = (await h.req('GET', logUrl(a.app.appId), { token: a.partner.token })).json().data.deliveries;
+    const first = await logged(a.app.appId, a.partner.token, delivery.deliveryId);
+    expect(first).toMatchObject({ status: 'retrying', attemptCount: 1 });
+    expect(first.attempts.map((x: any) => x.error)).toEqual(['signing_key_unreadable']);
+    // The developer rotates the secret: the retry is signed with the new one, and arrives.
+    const secret = await rotate(a.app, a.partner.token);
+    await h.advance(67); // the first retry is due 60 s after, +/- 10 % (retry-policy.ts)
+    await runDeliveries(h);
+    const [sent] = received(`/${tagA}/manifest`);
+    expect(sent).toBeDefined();
+    expectSignedWith(sent, secret);
+    expect(await logged(a.app.appId, a.partner.token, delivery.deliveryId)).toMatchObject({ status: 'success', attemptCount: 2 });
+  });
+
   it('the log of a delivery whose key never changed shows the signature made at creation, unchanged', async () => {
     const tag = `same${++seq}`;
     const s = await webhookStore(h, { extensions: { webhooks: [{ topic: 'orders/paid', uri: `${rx.url}/${tag}/manifest` }] } });

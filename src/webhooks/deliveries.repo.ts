@@ -51,7 +51,12 @@ export interface NewDelivery {
   topic: string;
   address: string;
   body: string | object;
-  secret: string;
+  /**
+   * The plain signing secret. Null only for an app-keyed source (APP_KEYED_SOURCES) whose client
+   * secret could not be opened at fan-out: such a delivery is signed at each attempt anyway, so it
+   * is created unsigned and its attempts say why they are not sent until the secret opens.
+   */
+  secret: string | null;
   /** X-SVC-Shop-Domain; the store's slug is looked up when not given. */
   shopDomain?: string;
   extraHeaders?: Record<string, string>;
@@ -150,10 +155,14 @@ export async function createDeliveries(tx: Queryable, specs: NewDelivery[], now:
     }
     const webhookId = webhookIdOf(s);
     const headers: Record<string, string> = {
-      ...signedHeaders(s.secret, body, s.topic, s.shopDomain ?? (s.storeId === null ? undefined : slugs.get(s.storeId)) ?? ''),
+      ...signedHeaders(s.secret ?? '', body, s.topic, s.shopDomain ?? (s.storeId === null ? undefined : slugs.get(s.storeId)) ?? ''),
       'X-SVC-Webhook-Id': webhookId,
       ...s.extraHeaders,
     };
+    if (s.secret === null) {
+      if (!(APP_KEYED_SOURCES as readonly string[]).includes(s.source)) throw new Error(`a ${s.source} delivery needs its signing secret`);
+      delete headers[SIGNATURE_HEADER];
+    }
     return {
       id: uuidv7(now.getTime()), webhook_id: webhookId, source: s.source, event_id: s.eventId ?? null, app_id: s.appId,
       store_id: s.storeId, subscription_id: s.subscriptionId ?? null, store_webhook_id: s.storeWebhookId ?? null,

@@ -16,7 +16,7 @@ import { ATTEMPT_TIMEOUT_MS, PER_HOST_CONCURRENCY, WebhookHttp, type SendResult 
 import {
   DELIVERY_CHANNEL, SIGNATURE_HEADER, claimDeliveries, releaseAllLeases, releaseDeliveries, signatureNow, targetGone, type ClaimedDelivery,
 } from './deliveries.repo.js';
-import { fanOutPending } from './fanout.js';
+import { fanOutPending, type FanOutOptions } from './fanout.js';
 import { attemptError, nextState, verdictOf, type DeliveryStatus } from './retry-policy.js';
 import { AttemptRecorder } from './recorder.js';
 
@@ -134,7 +134,9 @@ export class WebhookEngine {
 
   /** Every pending event, batch after batch: a batch cut by count or by bytes is followed by another. */
   private async fanOutAll(): Promise<void> {
-    await fanOutPending(this.deps.db, this.deps.secrets, () => this.deps.clock.now(), {}, () => this.closed);
+    const onUnreadableSecret: FanOutOptions['onUnreadableSecret'] = (target, err) =>
+      this.onError(`opening the signing secret of a ${target.source} webhook target (app ${target.app_id ?? '-'}, store ${target.store_id}, ${target.topic})`, err);
+    await fanOutPending(this.deps.db, this.deps.secrets, () => this.deps.clock.now(), { onUnreadableSecret }, () => this.closed);
   }
 
   /** Claim, then keep only what this process has host slots for (the gate is taken here). */

@@ -4,7 +4,7 @@
 import type { Queryable } from '../db/db.js';
 import type { SecretBox } from '../crypto.js';
 import type { Db } from '../db/db.js';
-import { createDeliveries, type DeliverySource, type NewDelivery } from './deliveries.repo.js';
+import { APP_KEYED_SOURCES, createDeliveries, type DeliverySource, type NewDelivery } from './deliveries.repo.js';
 import { appTargetTakesTopic } from './topics.js';
 
 export const FANOUT_BATCH = 200;
@@ -94,6 +94,25 @@ export interface FanOutOptions {
   limit?: number;
   /** Body bytes a batch fans out at most: each event's payload size times its deliveries, summed. */
   budgetBytes?: number;
+  /** Told of each target whose sealed secret could not be opened (see `openSecretOf`); logged by the worker. */
+  onUnreadableSecret?: (target: Pick<Target, 'source' | 'target_id' | 'app_id' | 'store_id' | 'topic'>, err: unknown) => void;
+}
+
+/**
+ * A target's signing secret, opened. One that cannot be opened (a row sealed under another
+ * SVC_SECRET, restored from elsewhere) must not throw: the whole batch would roll back, the same
+ * oldest events would be claimed again on every pass, and no store's webhooks would go out. An
+ * app-keyed target (APP_KEYED_SOURCES: its deliveries are signed at each attempt) gets its delivery
+ * unsigned (null), whose attempts then say `signing_key_unreadable` in its log until the app's secret
+ * opens (a rotation mends it); a target with its own secret is skipped. Either way it is reported.
+ */
+function openSecretOf(secrets: SecretBox, t: Target, options: FanOutOptions): { secret: string | null } | null {
+  try {
+    return { secret: secrets.open(t.secret_enc) };
+  } catch (err) {
+    options.onUnreadableSecret?.({ source: t.source, target_id: t.target_id, app_id: t.app_id, store_id: t.store_id, topic: t.topic }, err);
+    return (APP_KEYED_SOURCES as readonly string[]).includes(t.source) ? { secret: null } : null;
+  }
 }
 
 export interface FanOutResult {
@@ -175,9 +194,11 @@ export async function fanOutBatch(db: Db, secrets: SecretBox, now: () => Date, o
       // string, which createDeliveries sends once whatever the number of targets.
       const body = JSON.stringify(e.payload);
       for (const t of matching) {
+        const opened = openSecretOf(secrets, t, options);
+        if (!opened) continue;
         specs.push({
           source: t.source, appId: t.app_id, storeId: e.store_id, topic: e.topic, address: t.address, body,
-          secret: secrets.open(t.secret_enc), eventId: e.id,
+          secret: opened.secret, eventId: e.id,
           subscriptionId: t.source === 'subscription' ? t.target_id : null,
           storeWebhookId: t.source === 'store' ? t.target_id : null,
         });
