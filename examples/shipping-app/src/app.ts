@@ -7,12 +7,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import {
-  acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
-  type AppClient, type AppCredentials, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
+  acknowledgeGdprRequest, CodeAlreadyExchangedError, completeGdprRequest, createAppClient, GDPR_TOPICS, receiveNodeRequest, sendRates, sendRefusal, verifyHandoff,
+  type AppClient, type AppCredentials, type GdprTopic, type OrderCreatePayload, type TokenKeeper, type WebhookMessage,
 } from '@svc/app-sdk';
 import { quote } from './rates.js';
 import { SeenWebhooks } from './seen-webhooks.js';
 import { Shipments } from './shipments.js';
+
+type GdprMessage = Extract<WebhookMessage, { topic: GdprTopic }>;
+
+const isGdprMessage = (message: WebhookMessage): message is GdprMessage => (GDPR_TOPICS as readonly string[]).includes(message.topic);
 
 export interface ShippingAppOptions {
   app: AppCredentials;
@@ -129,12 +133,15 @@ export function createShippingApp(options: ShippingAppOptions): Server {
   async function gdpr(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const message = await receive(req);
     if (!message.ok) return sendRefusal(res, message);
-    if (!message.gdprRequestId) return send(res, 400, `not a GDPR request: ${message.topic}\n`);
+    // Only a GDPR topic: the request id alone does not make a GDPR request (the topic header is not
+    // signed, and an orders/create sent here with a request id had that request completed undone).
+    if (!isGdprMessage(message)) return send(res, 400, `not a GDPR request: ${message.topic}\n`);
+    if (!message.gdprRequestId) return send(res, 400, `no GDPR request id: ${message.topic}\n`);
     send(res, 200, 'ok');
     void honour(message).catch((err) => log(`GDPR request ${message.gdprRequestId} on ${message.shop}: ${err}`));
   }
 
-  async function honour(message: WebhookMessage): Promise<void> {
+  async function honour(message: GdprMessage): Promise<void> {
     const { shop, gdprRequestId: requestId } = message;
     const client = clientFor(shop);
     // The work first, whatever the platform answers after: the erasure is owed to the customer, not

@@ -1,7 +1,7 @@
 // An app on Fastify with @svc/app-sdk. Signatures are over the raw bytes, so the routes that
 // receive from the platform take the body as a Buffer: `addContentTypeParser` with
 // `parseAs: 'buffer'`, inside a plugin so the app's other routes keep Fastify's JSON parsing.
-// `bodyLimit` bounds the body (Fastify answers 413 past it).
+// `bodyLimit` bounds the body (Fastify answers 413 past it): the SDK's `DEFAULT_MAX_BODY_BYTES`.
 //
 //   CLIENT_SECRET=... PORT=8788 node --conditions=svc-source --import tsx packages/app-sdk/examples/fastify.ts
 //
@@ -13,12 +13,14 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseWebhook, rateReply, refusalStatus } from '@svc/app-sdk';
+import { DEFAULT_MAX_BODY_BYTES, parseWebhook, rateReply, refusalStatus } from '@svc/app-sdk';
 import { ratesFor } from './rates-table.js';
 
 export function buildApp(options: { clientSecret: string; log?: (line: string) => void }): FastifyInstance {
   const log = options.log ?? ((line: string) => console.log(line));
-  const app = Fastify({ bodyLimit: 256 * 1024 });
+  // The SDK's bound (8 MiB), not Fastify's 1 MiB default: a webhook body can be larger than any
+  // request the platform takes, and a 413 loses it for good (app-api.md Retries: a 4xx is never retried).
+  const app = Fastify({ bodyLimit: DEFAULT_MAX_BODY_BYTES });
 
   app.register(async (platform) => {
     platform.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

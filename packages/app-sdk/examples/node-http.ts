@@ -12,7 +12,7 @@
 import { createServer, type Server } from 'node:http';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { receiveNodeRequest, sendRates, sendRefusal } from '@svc/app-sdk';
+import { DEFAULT_MAX_BODY_BYTES, receiveNodeRequest, sendRates, sendRefusal } from '@svc/app-sdk';
 import { ratesFor } from './rates-table.js';
 
 export function createApp(options: { clientSecret: string; log?: (line: string) => void }): Server {
@@ -22,7 +22,9 @@ export function createApp(options: { clientSecret: string; log?: (line: string) 
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    const message = await receiveNodeRequest(req, { secret: options.clientSecret, maxBytes: 256 * 1024 });
+    // The SDK's bound (8 MiB): a webhook body can be larger than any request the platform takes, and
+    // a 413 loses it for good (app-api.md Retries: a 4xx is never retried). Lower it only knowing that.
+    const message = await receiveNodeRequest(req, { secret: options.clientSecret, maxBytes: DEFAULT_MAX_BODY_BYTES });
     if (!message.ok) return sendRefusal(res, message); // 401 unsigned or forged, 413 too large, 400 not JSON
     switch (message.topic) {
       case 'shipping/rates':

@@ -10,7 +10,7 @@
 // with `payload: unknown`. A topic outside the platform's fixed list is refused.
 import type { paths } from './generated/openapi.js';
 import type { RateRequest } from './rates.js';
-import { GDPR_TOPICS, headerValue, signedRequestId, verifyMessage, type HeaderBag, type Refusal, type VerifiedMessage } from './webhooks.js';
+import { GDPR_TOPICS, headerValue, isGdprTopic, signedRequestId, verifyMessage, type HeaderBag, type Refusal, type VerifiedMessage } from './webhooks.js';
 
 /** The App API order (`GET /api/v1/orders/{id}.json`). */
 export type RestOrder = paths['/api/v1/orders/{id}.json']['get']['responses'][200]['content']['application/json']['order'];
@@ -103,7 +103,8 @@ export interface DeliveryFields {
   /**
    * The request to acknowledge and complete, on GDPR deliveries: a data request's signed
    * `data_request.id`, else `X-SVC-Gdpr-Request-Id` (a header that differs from the signed id is
-   * refused). The redact bodies carry no id: theirs is the unsigned header's.
+   * refused). The redact bodies carry no id: theirs is the unsigned header's. Null on every other
+   * topic, whatever headers it came with.
    */
   gdprRequestId: string | null;
 }
@@ -134,7 +135,8 @@ const header = headerValue;
 /**
  * Verifies a webhook or rate request (`X-SVC-Hmac-SHA256` over the raw bytes, C8.3) and parses it
  * into a topic-discriminated message. The payload is the sender's JSON as it is: its type says what
- * the platform sends, it is not re-validated here.
+ * the platform sends, it is not re-validated here, save the GDPR bodies, which `verifyMessage`
+ * checks against their topic (the topic header is not signed; `topic mismatch`).
  */
 export function parseWebhook(input: { rawBody: string | Uint8Array; headers: HeaderBag; secret: string }): WebhookMessage | WebhookRefusal {
   const verdict = verifyMessage(input);
@@ -145,8 +147,18 @@ export function parseWebhook(input: { rawBody: string | Uint8Array; headers: Hea
     ...verdict,
     webhookId: header(input.headers, 'x-svc-webhook-id'),
     attempt: attempt !== null && /^\d+$/.test(attempt) ? Number(attempt) : null,
-    gdprRequestId: (verdict.topic === 'customers/data_request' ? signedRequestId(verdict.payload) : null) ?? header(input.headers, 'x-svc-gdpr-request-id'),
+    gdprRequestId: gdprRequestIdOf(verdict.topic, verdict.payload, input.headers),
   } as WebhookMessage;
+}
+
+/**
+ * The GDPR request a delivery is about: only on the GDPR topics (null on any other, whatever
+ * `X-SVC-Gdpr-Request-Id` says: an app that acts on a message with a request id would otherwise
+ * acknowledge and complete a GDPR request on the strength of an orders/create or a rate request).
+ */
+function gdprRequestIdOf(topic: string, payload: unknown, headers: HeaderBag): string | null {
+  if (!isGdprTopic(topic)) return null;
+  return (topic === 'customers/data_request' ? signedRequestId(payload) : null) ?? header(headers, 'x-svc-gdpr-request-id');
 }
 
 /** Narrows a message to one topic (handy where a `switch` is too much). */
