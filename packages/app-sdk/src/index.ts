@@ -1,6 +1,6 @@
 // @svc/app-sdk: what an app built on the store platform needs (issue 14).
 export { signBody, verifyBodySignature, SIGNATURE_HEADER } from './signatures.js';
-export { verifyMessage, headerValue, type VerifiedMessage, type Refusal, type HeaderBag } from './webhooks.js';
+export { verifyMessage, headerValue, isGdprTopic, type VerifiedMessage, type Refusal, type HeaderBag } from './webhooks.js';
 export { verifyRateRequest, rateReply, currencyDigits, toMinorUnits, fromMinorUnits, type RateRequest, type RateRequestRefusal, type RateOffer, type RateItem, type RateAddress } from './rates.js';
 export { verifySessionToken, type SessionToken } from './session-token.js';
 export {
