@@ -12,9 +12,9 @@
 //   a request id had the app acknowledge and complete that GDPR request without doing its work.
 // - The SDK's examples bounded bodies at 256 KiB: a valid products/update with a long body_html
 //   was answered 413, which the platform never retries (app-api.md Retries 3).
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedAfterEach, gdprEndpoint as gdprEndpointOf } from './helpers/gdpr-endpoint.js';
 import { listenOnLoopback, type Harness } from './helpers/harness.js';
 import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { createTestApp, signupMerchant, signupPartner, unique, type Merchant } from './helpers/actors.js';
@@ -25,7 +25,7 @@ import { gdprDispatcher } from '../src/gdpr/gdpr.dispatch.js';
 import { gdprPayload } from '../src/gdpr/gdpr.service.js';
 import { signedHeaders } from '../src/webhooks/deliveries.repo.js';
 import {
-  DEFAULT_MAX_BODY_BYTES, MemoryTokenStore, parseWebhook, receiveNodeRequest, sendRefusal, TokenKeeper, verifyMessage, type WebhookMessage,
+  DEFAULT_MAX_BODY_BYTES, MemoryTokenStore, parseWebhook, TokenKeeper, verifyMessage,
 } from '../packages/app-sdk/src/index.js';
 import { createShippingApp } from '../examples/shipping-app/src/app.js';
 import { createApp as nodeHttpExample } from '../packages/app-sdk/examples/node-http.js';
@@ -53,24 +53,8 @@ const OTHER_BODIES: Record<string, string> = {
   'shipping/rates': JSON.stringify({ rate: { origin: { country: 'US' }, destination: { country: 'US' }, items: [], currency: 'USD', locale: 'en' } }),
 };
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => { s.closeAllConnections(); return new Promise((resolve) => s.close(resolve)); }));
-});
-
-/** An app's GDPR endpoint written as the SDK's README shows it; `handled` is what its handler acted on. */
-async function gdprEndpoint() {
-  const handled: WebhookMessage[] = [];
-  const server = createServer(async (req, res) => {
-    const message = await receiveNodeRequest(req, { secret: SECRET });
-    if (!message.ok) return sendRefusal(res, message);
-    handled.push(message);
-    res.writeHead(200).end();
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gdpr`, handled };
-}
+const servers = closedAfterEach();
+const gdprEndpoint = () => gdprEndpointOf(servers, SECRET);
 
 describe('a GDPR topic needs its own body (app-api.md GDPR webhooks; the topic header is not signed)', () => {
   for (const from of TYPES) {

@@ -9,16 +9,15 @@
 //   exclusive create: a symlink placed there beforehand took the tokens elsewhere, and the rename then
 //   made the token file itself that symlink.
 // The GDPR bodies are the platform's own (`gdprPayload`, src/gdpr), signed as it signs them.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach, gdprEndpoint as gdprEndpointOf } from './helpers/gdpr-endpoint.js';
 import { tempDir } from './helpers/temp-dirs.js';
 import { gdprPayload } from '../src/gdpr/gdpr.service.js';
 import { signedHeaders } from '../src/webhooks/deliveries.repo.js';
 import {
-  FileTokenStore, parseWebhook, receiveNodeRequest, receiveWebRequest, refusalResponse, sendRefusal, verifyMessage, type WebhookMessage,
+  FileTokenStore, parseWebhook, receiveWebRequest, refusalResponse, verifyMessage,
 } from '../packages/app-sdk/src/index.js';
 
 const SECRET = 'svcsk_review-shop-secret';
@@ -37,24 +36,8 @@ function delivery(type: GdprType, requestId = REQUEST_ID) {
   return { body, headers };
 }
 
-const servers: Server[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
-});
-
-/** An app's GDPR endpoint written as the SDK's README shows it; `handled` is what its handler acted on. */
-async function gdprEndpoint() {
-  const handled: WebhookMessage[] = [];
-  const server = createServer(async (req, res) => {
-    const message = await receiveNodeRequest(req, { secret: SECRET });
-    if (!message.ok) return sendRefusal(res, message);
-    handled.push(message);
-    res.writeHead(200).end();
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/gdpr`, handled };
-}
+const servers = closedAfterEach();
+const gdprEndpoint = () => gdprEndpointOf(servers, SECRET);
 
 describe('a GDPR delivery names the store its signed body names (C2.5, C9; app-api.md Signature)', () => {
   for (const type of ['customer_redact', 'shop_redact', 'data_request'] as const) {
