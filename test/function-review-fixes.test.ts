@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { boundedMessage } from '../src/http/shapes.js';
 import { computeAutomaticDiscounts, percentagePpm, percentageText, type FunctionOutput } from '../src/functions/operations.js';
 import { compileFunction, createFunctionRunner, evaluateOnce, type FunctionRunner } from '../src/functions/runtime/index.js';
-import { boundedErrorMessage, MAX_ERROR_MESSAGE_CHARS } from '../src/functions/runtime/limits.js';
+import { boundedErrorMessage, MAX_ERROR_MESSAGE_CHARS, RUN_TIMEOUT_MS } from '../src/functions/runtime/limits.js';
 
 const DELIVERY = 'cart.delivery-options.transform.run';
 
@@ -146,4 +146,26 @@ describe('C11.1/C11.4: compiling is not the run; a 9,000-character expression ru
       await pool.close();
     }
   }, 120_000);
+});
+
+describe('C11.4: a run whose expression compiled slowly is still stopped 50 ms after its evaluation starts', () => {
+  it('a runaway after a cold compile of its task is a TimeoutError near the limit, not seconds later', async () => {
+    const runner = createFunctionRunner({ threads: 1, spareThreads: 0, maxWaitMs: 60_000 });
+    try {
+      await runner.ready();
+      const target = 'cart.validations.generate.run';
+      const list = `[${Array.from({ length: 250 }, (_, i) => i).join(',')}]`;
+      // Compiles for longer than a run's limit (a long select chain), then does nothing.
+      const slowCompile = { target, input: {}, expression: `{"operations": [{"validationAdd": {"errors": has(input${'.a'.repeat(2300)}) ? [] : []}}]}` } as const;
+      // Evaluates for seconds (250^3 comparisons) if nothing stops it.
+      const runaway = { target, input: {}, expression: `{"operations": [{"validationAdd": {"errors": ${list}.all(a, ${list}.all(b, ${list}.all(c, c >= 0))) ? [] : []}}]}` } as const;
+      const [, stopped] = await runner.runAll([slowCompile, runaway]);
+      expect(stopped).toMatchObject({ status: 'failure', errorType: 'TimeoutError' });
+      // Stopped within the limit and a timer's slack of the evaluation's start (was: 0.3 to 10 s, 2.8 s
+      // here); the bound leaves a busy machine's scheduling room and is still far below the failure.
+      expect(stopped.durationMs).toBeLessThan(RUN_TIMEOUT_MS * 20);
+    } finally {
+      await runner.close();
+    }
+  }, 60_000);
 });

@@ -190,7 +190,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
         if (ran >= limit) {
           overran = { run: at, ms: ran, compiling };
           controller.abort();
-        } else watch(limit - ran);
+        } else {
+          // While it compiles, look again within a run's limit: the evaluation may start any moment
+          // after the compile ends, and its 50 ms count from then (asleep for the rest of the compile
+          // budget, a runaway after a cold compile went on for seconds).
+          watch(compiling ? Math.min(limit - ran, timeoutMs) : limit - ran);
+        }
       }, Math.max(1, Math.ceil(delayMs)));
     };
     watch(timeoutMs);
