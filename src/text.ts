@@ -50,6 +50,12 @@ export function cutTo(text: string, max: number): string {
 const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u;
 
 /**
+ * The same rule as a JSON Schema `pattern` (unicode): text with at least one character someone sees,
+ * for schemas that check required text themselves (a function's output titles and messages).
+ */
+export const VISIBLE_TEXT_PATTERN = '[^\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}]';
+
+/**
  * Whether required text is blank: nothing is left once the characters no one sees are removed.
  * `trim()` keeps U+200B, U+2060, U+180E, U+3164 and the like, so a title of one zero-width space
  * passed "can't be blank" (C14.1) and listed as an empty-looking product. This judges only: text

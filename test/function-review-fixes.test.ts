@@ -169,3 +169,26 @@ describe('C11.4: a run whose expression compiled slowly is still stopped 50 ms a
     }
   }, 60_000);
 });
+
+describe('C11.3: text a function gives the buyer to read is never blank, by the platform\'s one rule (src/text.ts)', () => {
+  const blanks = ['', ' ', '\t', '\u200b', '\u2060', '\ufeff', '\u3164', ' \u200b\u00a0', '\u180e'];
+  const outputs: [string, (text: string) => unknown][] = [
+    ['cart.delivery-options.transform.run', (t) => ({ operations: [{ rename: { handle: 'zone-1', title: t } }] })],
+    ['cart.payment-methods.transform.run', (t) => ({ operations: [{ rename: { handle: 'card', title: t } }] })],
+    ['cart.validations.generate.run', (t) => ({ operations: [{ validationAdd: { errors: [{ message: t, target: 'cart' }] } }] })],
+    ['cart.lines.discounts.generate.run', (t) => ({ operations: [{ orderDiscountAdd: { message: t, value: { percentage: 10 } } }] })],
+    ['cart.lines.discounts.generate.run', (t) => ({ operations: [{ productDiscountAdd: { message: t, lineIds: ['l1'], value: { fixedAmount: '1.00' } } }] })],
+  ];
+
+  it('a blank title or message is an InvalidOutputError naming the field; visible text (with invisible characters inside) runs', () => {
+    for (const [target, outputOf] of outputs) {
+      for (const text of [...blanks, 'Express', 'a\u200bb']) {
+        const r = evaluateOnce({ target: target as never, expression: 'input.output', input: { output: outputOf(text) } });
+        if (blanks.includes(text)) {
+          expect(r, `${target} ${JSON.stringify(text)}`).toMatchObject({ status: 'failure', errorType: 'InvalidOutputError' });
+          expect(r.errorMessage).toMatch(/blank|fewer than 1/);
+        } else expect(r, `${target} ${JSON.stringify(text)}`).toMatchObject({ status: 'success' });
+      }
+    }
+  });
+});

@@ -4,6 +4,7 @@
 // What the schemas cannot know (whether a handle or line exists) is the checkout's business:
 // C11.3 says such an operation is ignored.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { VISIBLE_TEXT_PATTERN } from '../../text.js';
 
 export const TARGETS = [
   'cart.delivery-options.transform.run',
@@ -18,6 +19,12 @@ export function isTarget(value: unknown): value is FunctionTarget {
 }
 
 const text = { type: 'string', minLength: 1, maxLength: 1000 } as const;
+/**
+ * Text the buyer reads (a rate's or method's new title, a discount's or validation error's message):
+ * not blank by the platform's one rule (src/text.ts `isBlankText`), or a zero-width space became a
+ * shipping line's title on the order.
+ */
+const shownText = { ...text, pattern: VISIBLE_TEXT_PATTERN } as const;
 /** Money is a non-negative decimal string ("5", "5.00"), never a number (C11.1). */
 const decimalString = { type: 'string', pattern: '^(0|[1-9][0-9]{0,14})(\\.[0-9]{1,6})?$' } as const;
 
@@ -37,7 +44,7 @@ function output(operations: Record<string, object>): object {
 /** hide, rename and move: the same three operations over delivery options and payment methods. */
 const transformOperations = {
   hide: strictObject({ handle: text }),
-  rename: strictObject({ handle: text, title: text }),
+  rename: strictObject({ handle: text, title: shownText }),
   // Any whole JSON number: a CEL int, or a double such as 2.0.
   move: strictObject({ handle: text, index: { type: 'integer', minimum: 0 } }),
 };
@@ -52,13 +59,13 @@ export const OUTPUT_SCHEMAS: Record<FunctionTarget, object> = {
   'cart.payment-methods.transform.run': output(transformOperations),
   'cart.validations.generate.run': output({
     validationAdd: strictObject({
-      errors: { type: 'array', items: strictObject({ message: text, target: text }) },
+      errors: { type: 'array', items: strictObject({ message: shownText, target: text }) },
     }),
   }),
   'cart.lines.discounts.generate.run': output({
-    orderDiscountAdd: strictObject({ message: text, value: discountValue }),
+    orderDiscountAdd: strictObject({ message: shownText, value: discountValue }),
     productDiscountAdd: strictObject({
-      message: text,
+      message: shownText,
       lineIds: { type: 'array', minItems: 1, items: text },
       value: discountValue,
     }),
@@ -89,7 +96,9 @@ function describe(errors: ErrorObject[]): string {
     case 'maxProperties':
       return `${where} must have exactly one key (one of: ${Object.keys((first.parentSchema as { properties: object }).properties).join(', ')})`;
     case 'pattern':
-      return `${where} must be a decimal string such as "5.00"`;
+      return (first.params as { pattern: string }).pattern === VISIBLE_TEXT_PATTERN
+        ? `${where} must not be blank (only spaces or invisible characters)`
+        : `${where} must be a decimal string such as "5.00"`;
     default:
       return `${where} ${first.message ?? 'is invalid'}`;
   }
