@@ -1,4 +1,5 @@
 // Text as people and JSON Schema count it.
+import { INVISIBLE_CHARACTERS } from './functions/runtime/visible-text.js';
 
 /**
  * Characters as JSON Schema's `maxLength` counts them (code points): `length` counts UTF-16 units,
@@ -47,13 +48,7 @@ export function cutTo(text: string, max: number): string {
  * Only white space, format characters (Cf: zero-width space, word joiner, byte order mark, bidi
  * marks, soft hyphen) and default-ignorable ones (Hangul fillers, variation selectors, tags).
  */
-const INVISIBLE_ONLY = /^[\p{White_Space}\p{Cf}\p{Default_Ignorable_Code_Point}]*$/u;
-
-/**
- * The same rule as a JSON Schema `pattern` (unicode): text with at least one character someone sees,
- * for schemas that check required text themselves (a function's output titles and messages).
- */
-export const VISIBLE_TEXT_PATTERN = '[^\\p{White_Space}\\p{Cf}\\p{Default_Ignorable_Code_Point}]';
+const INVISIBLE_ONLY = new RegExp(`^[${INVISIBLE_CHARACTERS}]*$`, 'u');
 
 /**
  * Whether required text is blank: nothing is left once the characters no one sees are removed.

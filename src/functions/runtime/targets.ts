@@ -4,7 +4,7 @@
 // What the schemas cannot know (whether a handle or line exists) is the checkout's business:
 // C11.3 says such an operation is ignored.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { VISIBLE_TEXT_PATTERN } from '../../text.js';
+import { VISIBLE_TEXT_PATTERN } from './visible-text.js';
 
 export const TARGETS = [
   'cart.delivery-options.transform.run',
