@@ -3,6 +3,7 @@
 // `evaluateOnce`: compile with a cache, evaluate, back to JSON, size and shape of the output).
 // Both the pool and `evaluateOnce` go through these two, so a local run gives the production result.
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { celToJson, compileFunction, isCelError, configurationProblem, messageOf, NotJsonError, type CompileResult } from './cel.js';
 import {
   boundedErrorMessage, MAX_CONFIGURATION_BYTES, MAX_INPUT_BYTES, MAX_OUTPUT_BYTES, RUN_TIMEOUT_MS, utf8Bytes,
@@ -78,12 +79,32 @@ export function isPrepared(value: RunResult | PreparedRun): value is PreparedRun
   return 'inputJson' in value;
 }
 
-/** Compiled programs by expression source; one cache per thread (each worker has its own). */
-const compiled = new Lru<string, CompileResult>(256);
+/**
+ * Compiled programs by expression source; one cache per thread (each worker has its own). Bounded by
+ * count and by memory: a program's size grows faster than its source (a `has()` of a path 1,000
+ * deep is ~6 MB, 4,000 deep ~60 MB), and a worker's heap is 64 MB, so 256 kept programs of one
+ * store's functions filled it and every later compile killed the worker, failing other stores' runs
+ * (functions that each ran alone could not run together).
+ */
+let compiled = new Lru<string, CompileResult>(256);
+
+/**
+ * Share of the thread's heap limit past which the kept programs are dropped before a new compile:
+ * the compile then has at least the rest of the heap, as it would in a fresh worker. Measured
+ * heap use counts garbage not yet collected too, so this errs towards dropping (a recompile), never
+ * towards keeping.
+ */
+const KEEP_BELOW_HEAP_SHARE = 0.4;
+
+function heapNearlyFull(): boolean {
+  const { used_heap_size: used, heap_size_limit: limit } = getHeapStatistics();
+  return used > limit * KEEP_BELOW_HEAP_SHARE;
+}
 
 export function compileCached(expression: string): CompileResult {
   let result = compiled.get(expression);
   if (result === undefined) {
+    if (compiled.size > 0 && heapNearlyFull()) compiled = new Lru(compiled.capacity);
     result = compileFunction(expression);
     compiled.set(expression, result);
   }
@@ -103,7 +124,9 @@ export function executeRun(run: PreparedRun, timeoutMs = RUN_TIMEOUT_MS, parsedI
   const { inputBytes } = run;
   // Before the clock starts: the limit is the evaluation's (C11.4). A worker has compiled it
   // already, under its own budget (worker.ts); this is then the cache's answer.
-  const program = compileCached(run.expression);
+  // A check's program is not kept: its answer must depend on the expression alone, not on what the
+  // checking worker compiled before (and it is never run there).
+  const program = run.compileOnly ? compileFunction(run.expression) : compileCached(run.expression);
   if (run.compileOnly) {
     return { status: 'success', errorType: null, errorMessage: null, output: { problem: program.ok ? null : program.problem }, inputBytes, outputBytes: 0, durationMs: 0 };
   }

@@ -60,7 +60,7 @@ const SPARE_THREADS = 1;
 /** Runs in one task at most, of asks gathered together (an ask's runs always travel together). */
 const MAX_TASK_RUNS = 32;
 
-/** Passes of a run whose task's worker was stopped before it had run (each pass settles at least one run). */
+/** Passes of a lone run whose worker was lost before it took the run up (`settle`). */
 const MAX_PASSES = 4;
 
 /** One caller's runs (a `runAll`), waiting to be gathered into a task with the others of its turn. */
@@ -215,10 +215,12 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
       if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
       // The worker was lost before it took up any of these runs: they are sent again.
       if (compileStartOf(0) === 0n) return runs.map(() => null);
-      // The worker died (out of memory): the run it was on is the one to blame; without one, all.
-      const culprit = current();
-      const ms = Math.round(Number(epochMicros() - (culprit === -1 ? sent : takenUpAt(culprit))) / 1000) / 1000;
-      return runs.map((run, i) => (culprit === -1 || i === culprit ? failure('RuntimeError', workerFailure(err), run.inputBytes, ms) : null));
+      // The worker died (out of memory). Among several runs none is blamed: the heap it ran out of
+      // held the others' inputs and programs too, so the run it was on may not be the one that
+      // filled it. Each is sent again alone (`settle`), where a run that kills its worker is to blame.
+      if (runs.length > 1) return runs.map(() => null);
+      const ms = Math.round(Number(epochMicros() - (current() === -1 ? sent : takenUpAt(0))) / 1000) / 1000;
+      return [failure('RuntimeError', workerFailure(err), runs[0].inputBytes, ms)];
     } finally {
       clearTimeout(timer);
       busy--;
@@ -229,7 +231,10 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
 
   /**
    * The runs as one task, now or after a wait; each run's outcome in order. `again`: runs sent
-   * again through no fault of their own (a sibling overran): first in line, and never refused.
+   * again through no fault of their own (a sibling overran or its worker died): first in line, never
+   * refused, and given the compile budget to wait rather than `maxWaitMs` (they wait only behind
+   * other runs sent again, each of which ends within its compile budget and deadline; failing one
+   * as saturated would fail it for its sibling after all).
    */
   function submit(runs: PreparedRun[], again = false): Promise<Outcome[]> {
     if (closed) return Promise.resolve(runs.map((run) => failure('RuntimeError', 'the function runner is closed', run.inputBytes)));
@@ -238,6 +243,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
       stats.saturated += runs.length;
       return Promise.resolve(runs.map((run) => failure('TimeoutError', `not run: the function pool is saturated (${busy} running, ${waiting} waiting)`, run.inputBytes)));
     }
+    const waitMs = again ? Math.max(maxWaitMs, compileTimeoutMs) : maxWaitMs;
     return new Promise<Outcome[]>((resolve) => {
       const entry: Waiting = {
         runs,
@@ -245,7 +251,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
         // Waiting for the first workers to load is not the expression's fault, nor saturation.
         timer: setTimeout(function expire() {
           if (!warmedUp) {
-            entry.timer = setTimeout(expire, maxWaitMs);
+            entry.timer = setTimeout(expire, waitMs);
             return;
           }
           const at = queue.indexOf(entry);
@@ -253,8 +259,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
           queue.splice(at, 1);
           waiting -= runs.length;
           stats.saturated += runs.length;
-          resolve(runs.map((run) => failure('TimeoutError', `not run: no worker was free within ${maxWaitMs} ms (the function pool is saturated)`, run.inputBytes)));
-        }, maxWaitMs),
+          resolve(runs.map((run) => failure('TimeoutError', `not run: no worker was free within ${waitMs} ms (the function pool is saturated)`, run.inputBytes)));
+        }, waitMs),
       };
       if (again) queue.unshift(entry);
       else queue.push(entry);
@@ -262,16 +268,30 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
     });
   }
 
-  /** Submits the runs, and again those a sibling's overrun or crash left without a result. */
-  async function settle(runs: PreparedRun[], pass = 1): Promise<RunResult[]> {
-    const outcomes = await submit(runs, pass > 1);
-    const again = outcomes.flatMap((o, i) => (o === null ? [i] : []));
-    if (again.length && pass >= MAX_PASSES) {
-      for (const i of again) outcomes[i] = failure('RuntimeError', `not run: its worker was stopped ${pass} times before it could run (other runs overran)`, runs[i].inputBytes);
-    } else if (again.length) {
-      const retried = await settle(again.map((i) => runs[i]), pass + 1);
-      again.forEach((i, j) => (outcomes[i] = retried[j]));
+  /**
+   * Submits the runs, and again those left without a result. A run is failed only for what it did
+   * itself (overran its deadline, or killed a worker it had to itself): after a task's worker is
+   * stopped, the runs left go again together once when the one that overran was found (the usual
+   * single runaway costs one more task), and otherwise (a second runaway, or a worker out of memory)
+   * each alone. A lone run is sent again only when its worker was lost before taking it up, at most
+   * MAX_PASSES times. (The runs left once went again together until MAX_PASSES and were then failed:
+   * four heavy runs of one store failed the other stores' runs gathered with them.)
+   */
+  async function settle(runs: PreparedRun[], pass = 1, again = false): Promise<RunResult[]> {
+    const outcomes = await submit(runs, again);
+    const left = outcomes.flatMap((o, i) => (o === null ? [i] : []));
+    if (!left.length) return outcomes as RunResult[];
+    if (runs.length === 1) {
+      outcomes[0] = pass >= MAX_PASSES
+        ? failure('RuntimeError', `not run: ${pass} workers were lost before they took it up`, runs[0].inputBytes)
+        : (await settle(runs, pass + 1, true))[0];
+      return outcomes as RunResult[];
     }
+    const overranFound = left.length < runs.length;
+    const retried = overranFound && pass === 1
+      ? await settle(left.map((i) => runs[i]), pass + 1, true)
+      : (await Promise.all(left.map((i) => settle([runs[i]], 1, true)))).flat();
+    left.forEach((i, j) => (outcomes[i] = retried[j]));
     return outcomes as RunResult[];
   }
 

@@ -35,14 +35,15 @@ export default function runTask(task: WorkerTask): RunResult[] {
   return task.runs.map(({ input, ...run }, i) => {
     const at = SLOTS_PER_RUN * i;
     Atomics.store(progress, at + COMPILE_SLOT, epochMicros());
-    compileCached(run.expression);
     if (run.compileOnly) {
       // A check is all compile: it never starts a run's clock, so only the compile budget holds it
       // (a check descheduled for 50 ms on a busy machine was stopped as a runaway, and answered 503).
+      // Its program is not kept (evaluate.ts `executeRun`): compiled, answered, dropped.
       const checked = executeRun({ ...run, inputJson: task.inputs[input] }, task.timeoutMs);
       Atomics.store(progress, at + END_SLOT, epochMicros());
       return checked;
     }
+    compileCached(run.expression);
     Atomics.store(progress, at + START_SLOT, epochMicros());
     const result = executeRun({ ...run, inputJson: task.inputs[input] }, task.timeoutMs, inputOf(input));
     Atomics.store(progress, at + END_SLOT, epochMicros());
