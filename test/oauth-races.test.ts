@@ -183,3 +183,35 @@ describe('C4.1, C4.6 two authorisations of one installation at once leave one wo
     }
   }, 60_000);
 });
+
+describe('C4.5, C4.7 reuse detection racing an uninstall or another reuse: a 400 and a 200, never a deadlock (500)', () => {
+  const refresh = (app: TestApp, refreshToken: string) =>
+    h.req('POST', '/apps/oauth/token', { body: { client_id: app.clientId, client_secret: app.clientSecret, grant_type: 'refresh_token', refresh_token: refreshToken } });
+
+  /** An installation whose first two refresh tokens were rotated (each now a reuse). */
+  async function twiceRotated() {
+    const merchant = await signupMerchant(h);
+    const app = await createTestApp(h, (await signupPartner(h)).token);
+    const installed = await installApp(h, merchant, app);
+    const second = (await refresh(app, installed.refreshToken)).json().data.refresh_token as string;
+    expect((await refresh(app, second)).statusCode).toBe(200);
+    return { merchant, app, installationId: installed.installationId, rotated: [installed.refreshToken, second] };
+  }
+
+  // Each round starts the requests together; on PostgreSQL they lock the same rows at once (PGlite
+  // runs them one after the other, where they must give the same answers).
+  it('two rotated tokens presented at once, and one beside an uninstall', async () => {
+    for (let round = 0; round < (onPostgres ? 12 : 2); round++) {
+      const a = await twiceRotated();
+      const both = await Promise.all(a.rotated.map((t) => refresh(a.app, t)));
+      for (const r of both) expectEnvelopeError(r, 400);
+      const b = await twiceRotated();
+      const [reuse, removed] = await Promise.all([
+        refresh(b.app, b.rotated[0]),
+        h.req('DELETE', `/apps/installations/${b.installationId}`, { token: b.merchant.token }),
+      ]);
+      expectEnvelopeError(reuse, 400);
+      expect(removed.statusCode, removed.body).toBe(200);
+    }
+  }, 120_000);
+});

@@ -122,6 +122,12 @@ export interface RefreshTokenRow {
 }
 
 /** The refresh token with its installation and grant, locked: a refresh token rotates once. */
+/** The installation a refresh token belongs to, unlocked: its lock is taken first (oauth.service.ts `refresh`). */
+export async function refreshTokenInstallation(q: Queryable, hash: string): Promise<string | null> {
+  const { rows } = await q.query<{ installation_id: string }>('SELECT installation_id FROM refresh_tokens WHERE token_hash = $1', [hash]);
+  return rows[0]?.installation_id ?? null;
+}
+
 export async function lockRefreshToken(q: Queryable, hash: string): Promise<RefreshTokenRow | null> {
   const { rows } = await q.query<RefreshTokenRow>(
     `SELECT r.grant_id, r.installation_id, r.expires_at, r.rotated_at, r.revoked_at, i.app_id, i.status,

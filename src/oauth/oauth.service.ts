@@ -14,7 +14,7 @@ import {
   revokeInstallationTokens, type InstallationRow,
 } from './installations.repo.js';
 import {
-  codeInstallation, expireUnusedCodes, hasEarlierGrant, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, markRotated, narrowEarlierGrants,
+  codeInstallation, expireUnusedCodes, hasEarlierGrant, insertAccessToken, insertCode, insertGrant, insertRefreshToken, lockCode, lockRefreshToken, markCodeUsed, refreshTokenInstallation, markRotated, narrowEarlierGrants,
   shareLockApp,
 } from './oauth.repo.js';
 import { publishRevocation } from './token-cache.js';
@@ -227,6 +227,11 @@ async function refresh(deps: Deps, app: AppRow, body: Record<string, unknown>) {
   const hash = sha256Hex(body.refresh_token);
   const now = deps.clock.now();
   return runTokenTransaction(deps, async (tx) => {
+    // The installation first, as an uninstall and a code exchange lock it, then the token: reuse
+    // detection revokes every grant and token of the installation, and taken the other way round
+    // it deadlocked on PostgreSQL with an uninstall, a code's reuse or another reuse (a 500).
+    const installationId = await refreshTokenInstallation(tx, hash);
+    if (installationId) await lockInstallation(tx, installationId);
     const token = await lockRefreshToken(tx, hash);
     if (!token || token.app_id !== app.id) throw badRequest('Invalid refresh token');
     // A token revoked already (an uninstall, a reused code, an earlier reuse detection) belongs to
