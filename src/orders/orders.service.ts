@@ -17,6 +17,7 @@ import { fulfillmentCount } from '../fulfillments/fulfillments.repo.js';
 import { computeTotals, parseTaxRate, TOTAL_TOO_LARGE, totalsTooLarge } from './pricing.js';
 import { deductStock, lockStock, restockOrder, stockToReturn } from './stock.js';
 import { insertLines, resolveLines, stockLines } from './order-lines.js';
+import { refundTransactions } from './refund-gateways.js';
 
 /** Who is acting, for the audit trail and C7.1's store check. */
 export interface Actor {
@@ -215,12 +216,8 @@ async function replaceProducts(tx: Queryable, order: OrderRow, products: LineInp
     }
     return;
   }
-  if (paid > totals.totalMinor) {
-    await insertTransaction(tx, {
-      id: uuidv7(now.getTime()), orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method,
-      amountMinor: paid - totals.totalMinor, now,
-    });
-  }
+  // The excess goes back where it was taken (refund-gateways.ts), not on the order's last method.
+  if (paid > totals.totalMinor) await refundTransactions(tx, order, paid - totals.totalMinor, now);
   set.paid_minor = Math.min(paid, totals.totalMinor);
   set.financial_status = totals.totalMinor > paid ? 'partially_paid' : 'paid';
 }

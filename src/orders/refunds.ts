@@ -14,6 +14,7 @@ import { lineItemView, merchantOrderRecord, type OrderRow } from './order-view.j
 import { findOrderAnyStore, insertRefund, insertTransaction, recordChange, setOrder } from './orders.repo.js';
 import { emitOrderEvents, lockForChange, paidAmount, type Actor } from './orders.service.js';
 import { restockOrder } from './stock.js';
+import { refundTransactions, type RefundTransaction } from './refund-gateways.js';
 
 /** One line of a refund: how much of an order's line item it gives back. */
 export interface RefundLine {
@@ -30,8 +31,8 @@ export interface RefundLine {
  * sample (src/webhooks/samples.ts).
  */
 export function refundPayload(
-  order: Pick<OrderRow, 'id' | 'currency' | 'payment_method' | 'line_items'>,
-  refund: { id: string; transactionId: string; amountMinor: number; reason: string | null; restock: boolean; lines: RefundLine[]; at: Date },
+  order: Pick<OrderRow, 'id' | 'currency' | 'line_items'>,
+  refund: { id: string; transactions: RefundTransaction[]; reason: string | null; restock: boolean; lines: RefundLine[]; at: Date },
 ) {
   const iso = refund.at.toISOString();
   return {
@@ -45,10 +46,10 @@ export function refundPayload(
       id: r.id, line_item_id: r.line_item_id, quantity: r.quantity, restock_type: r.restock_type,
       subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i]),
     })),
-    transactions: [{
-      id: refund.transactionId, order_id: order.id, amount: formatMinor(refund.amountMinor), kind: 'refund', status: 'success', gateway: order.payment_method,
+    transactions: refund.transactions.map((t) => ({
+      id: t.id, order_id: order.id, amount: formatMinor(t.amountMinor), kind: 'refund', status: 'success', gateway: t.gateway,
       currency: order.currency, created_at: iso,
-    }],
+    })),
   };
 }
 
@@ -67,8 +68,8 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
       throw badRequest(order.refunded_minor > 0 ? 'The order is refunded already' : 'The order has not been paid; there is nothing to refund');
     }
     const restocked = new Set(input.restock ? (await restockOrder(tx, order.id)).map((l) => l.id) : []);
-    const transactionId = uuidv7(now.getTime());
-    await insertTransaction(tx, { id: transactionId, orderId: order.id, storeId: order.store_id, kind: 'refund', status: 'success', gateway: order.payment_method, amountMinor: amount, now });
+    // Back where it was taken: one transaction per gateway holding the money (refund-gateways.ts).
+    const transactions = await refundTransactions(tx, order, amount, now);
 
     const refundId = uuidv7(now.getTime());
     const refundLines: RefundLine[] = order.line_items.map((l) => ({
@@ -80,7 +81,7 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
     }));
     await insertRefund(tx, {
       id: refundId, order_id: order.id, store_id: order.store_id, reason: input.reason, pos: input.pos, restock: input.restock,
-      amount_minor: amount, transaction_id: transactionId, refund_line_items: refundLines, staff_id: actor.userId, created_at: now,
+      amount_minor: amount, transaction_id: transactions[0].id, refund_line_items: refundLines, staff_id: actor.userId, created_at: now,
     });
 
     const set: Record<string, unknown> = { refunded_minor: order.refunded_minor + amount, financial_status: 'refunded' };
@@ -100,7 +101,7 @@ export async function refundOrder(deps: Deps, orderId: string, body: unknown, ac
       storeId: order.store_id,
       topic: 'refunds/create',
       payload: refundPayload(order, {
-        id: refundId, transactionId, amountMinor: amount, reason: input.reason, restock: input.restock, lines: refundLines, at: now,
+        id: refundId, transactions, reason: input.reason, restock: input.restock, lines: refundLines, at: now,
       }),
       now,
     });

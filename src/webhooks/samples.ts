@@ -158,7 +158,7 @@ const order = (topic: Topic) => ({ now, baseUrl }: Context): Sample => ({ body: 
 const refund = ({ now }: Context): Sample => {
   const o = orderAfter('orders/cancelled', now);
   const lines = o.line_items.map((l) => ({ id: REFUND_LINE_ID, line_item_id: l.id, quantity: l.quantity, restock_type: 'cancel' as const, subtotal_minor: l.price_minor * l.quantity }));
-  return { body: refundPayload(o, { id: REFUND_ID, transactionId: REFUND_TRANSACTION_ID, amountMinor: o.total_minor, reason: 'customer', restock: true, lines, at: now }) };
+  return { body: refundPayload(o, { id: REFUND_ID, transactions: [{ id: REFUND_TRANSACTION_ID, gateway: o.payment_method, amountMinor: o.total_minor }], reason: 'customer', restock: true, lines, at: now }) };
 };
 const product = ({ now }: Context): Sample => ({ body: productView(sampleProduct(now)) });
 const customer = ({ now }: Context): Sample => ({ body: customerView(sampleCustomer(now)) });
