@@ -10,7 +10,7 @@ import { createWebhookHarness } from './fixtures/webhook-harness.js';
 import { storeWithApp } from './helpers/actors.js';
 import { deliveriesOfStore, emitEvent, runDeliveries, WEBHOOK_SCOPES } from './fixtures/webhook-setup.js';
 import { PUBLIC_URL } from './fixtures/addresses.js';
-import { isBlockedHost, isBlockedIp } from '../src/net/address-safety.js';
+import { isBlockedHost, isBlockedIp, parseTargetUrl } from '../src/net/address-safety.js';
 
 /** `a-b-c-d.v4.rebind.test` answers a.b.c.d (test/helpers/rebind-dns.ts). */
 vi.mock('node:dns', async (original) => (await import('./helpers/rebind-dns.js')).rebindDns(await original()));
@@ -71,4 +71,24 @@ describe('C8.9 cloud metadata: Azure 168.63.129.16 is refused', () => {
       `https://${AZURE}/hook failed blocked_address`,
     ].sort());
   }, 60_000);
+});
+
+describe('C8.9 an address with port 0 is refused (it was sent to the default port, another address than the one saved)', () => {
+  it('every form, private addresses allowed or not; port 1 and 65535 are addresses', () => {
+    for (const allowPrivate of [false, true]) {
+      for (const url of ['https://8.8.8.8:0/x', 'https://example.com:0', 'https://example.com:00/x', 'https://[2001:4860::8888]:0/x']) {
+        expect(parseTargetUrl(url, allowPrivate), url).toEqual({ ok: false, reason: 'must not use port 0' });
+      }
+      for (const url of ['https://example.com:1/x', 'https://example.com:65535/x']) expect(parseTargetUrl(url, allowPrivate).ok, url).toBe(true);
+    }
+  });
+
+  it('at registration: the App API subscription answers 422 with the reason, nothing stored', async () => {
+    const s = await storeWithApp(strict, { scopes: WEBHOOK_SCOPES, tier: 'enterprise', appUrl: PUBLIC_URL });
+    const res = await strict.req('POST', '/api/v1/webhooks.json', { token: s.accessToken, body: { webhook: { topic: 'orders/create', address: 'https://8.8.8.8:0/hook' } } });
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.json()).toEqual({ errors: { address: ['must not use port 0'] } });
+    const { rows } = await strict.db.query('SELECT address FROM webhook_subscriptions WHERE store_id = $1', [s.merchant.storeId]);
+    expect(rows).toEqual([]);
+  });
 });

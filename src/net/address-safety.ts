@@ -101,6 +101,9 @@ export function parseTargetUrl(value: unknown, allowPrivate: boolean): UrlCheck 
     return { ok: false, reason: allowPrivate ? 'must be an http or https URL' : 'must be an https URL' };
   }
   if (url.username || url.password) return { ok: false, reason: 'must not carry credentials' };
+  // Port 0 names no port a server listens on: saved, it was sent to the scheme's default port (443),
+  // another address than the one saved and shown.
+  if (url.port === '0') return { ok: false, reason: 'must not use port 0' };
   // The fragment is never sent (requests carry path and query), so it is no part of the address:
   // kept, `...?q#a` and `...?q#b` passed the (topic, address) duplicate rule as two addresses and
   // the receiver got each event twice under two webhook ids. Dropped here, where every target URL
