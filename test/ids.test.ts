@@ -34,7 +34,10 @@ describe('uuidv7', () => {
 
 describe('uuidv7After (an order id under the store lock, C5.3 since_id)', () => {
   it('is greater than the id given, whatever its millisecond and counter, and otherwise the current id', () => {
-    const at = Date.UTC(2026, 10, 28, 12, 0, 0);
+    // An hour ahead of the real clock: this process's generator never goes back (uuidv7 keeps its last
+    // millisecond, which the test above put a minute ahead), so a fixed date once the real clock had
+    // passed it made "the current id" a later millisecond than the one given, and the test failed.
+    const at = Date.now() + 3_600_000;
     // Ids of another process: the same millisecond with counters up to the last, later milliseconds, and earlier ones.
     for (const delta of [-5, 0, 0, 0, 1, 3]) {
       for (const counter of [0, 1, 0x3ff, 0xffe, 0xfff]) {
