@@ -16,6 +16,7 @@ import type { WebhookHttp } from './webhooks/http-client.js';
 import type { Metrics } from './platform/metrics.js';
 import type { FunctionRunner } from './functions/runtime/index.js';
 import type { RateMemo } from './checkout/rate-memo.js';
+import type { RateRequests } from './checkout/rate-requests.js';
 import type { StoreConfigCache } from './checkout/store-config-cache.js';
 import type { RunRecorder } from './functions/run-recorder.js';
 import type { DeveloperFunctionRunner } from './functions/developer-runs.js';
@@ -36,10 +37,12 @@ export interface Deps {
   /** Webhook fan-out and delivery, with its pooled outbound HTTP client. */
   webhooks: WebhookEngine;
   /**
-   * The pooled client for shipping apps' rate requests (C15.3): a pool of its own, so a checkout
-   * never waits behind webhook deliveries to the same host, with C15.3's 5-second deadline.
+   * The pooled client for the developer's rate test (C15.3, src/checkout/rate-test.ts): a pool of
+   * its own, never behind webhook deliveries to the same host, with C15.3's 5-second deadline.
    */
   rateHttp: WebhookHttp;
+  /** Checkouts' rate requests to shipping apps, on a thread of their own with its own such pool (C15.3, src/checkout/rate-requests.ts). */
+  rateRequests: RateRequests;
   /** Evaluates functions (C11) in a pool of worker threads, started on first use (src/functions/function-runner.ts). */
   functions: FunctionRunner;
   /**

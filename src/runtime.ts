@@ -18,7 +18,7 @@ import { registerJobs } from './jobs/register-all.js';
 import { flushMail } from './mail/mail.js';
 import { WebhookEngine } from './webhooks/engine.js';
 import { WebhookHttp } from './webhooks/http-client.js';
-import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS } from './checkout/app-rates.js';
+import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RateRequests } from './checkout/rate-requests.js';
 import { RateMemo } from './checkout/rate-memo.js';
 import { StoreConfigCache } from './checkout/store-config-cache.js';
 import { RateCacheWriter } from './checkout/rate-cache-writer.js';
@@ -86,6 +86,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       jobs: new JobRegistry(log, metrics),
       webhooks: new WebhookEngine({ db, clock, config, secrets, log, metrics }),
       rateHttp: new WebhookHttp(config.allowPrivateWebhooks, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN),
+      rateRequests: new RateRequests({ allowPrivate: config.allowPrivateWebhooks }, log),
       rateMemo: new RateMemo(),
       storeConfigs: new StoreConfigCache(),
       rateCacheWriter: new RateCacheWriter(db, log),
@@ -108,6 +109,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
         await flushMail();
         await deps.webhooks.close();
         await deps.rateHttp.close();
+        await deps.rateRequests.close();
         await deps.functions.close();
         await deps.developerFunctions.close();
         await deps.runRecorder.close();

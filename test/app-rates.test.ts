@@ -8,6 +8,7 @@ import { createHarness, type Harness } from './helpers/harness.js';
 import { createTestApp, installApp, signupMerchant, signupPartner, type Merchant, type TestApp } from './helpers/actors.js';
 import { startReceiver, verifySignature, type Answer, type Receiver, type Received } from './fixtures/webhook-receiver.js';
 import { quoteAppRates, type RateQuote } from '../src/checkout/app-rates.js';
+import { RateRequests } from '../src/checkout/rate-requests.js';
 import type { RateItem, ShippingAddress } from '../src/checkout/rate-request.js';
 import { API_VERSION } from '../src/api-version.js';
 import { createZone } from '../src/shipping/zones.js';
@@ -458,6 +459,10 @@ describe('C15.3 with C8.9: rate URLs obey the address rules of webhooks', () => 
   let strict: Harness;
   beforeAll(async () => {
     strict = await createHarness({ SVC_ALLOW_PRIVATE_WEBHOOKS: '0' });
+    // The checkouts' rate requests resolve names on a thread of their own, which vi.mock does not
+    // reach: that thread answers the rebind names with the same helper, installed there first.
+    await strict.deps.rateRequests.close();
+    strict.deps.rateRequests = new RateRequests({ allowPrivate: false, preload: [new URL('./helpers/rebind-dns-thread.ts', import.meta.url).href] }, strict.deps.log);
   });
   afterAll(() => strict?.close());
 

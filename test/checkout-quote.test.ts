@@ -627,8 +627,14 @@ describe('the rate cache lookup', () => {
   });
 });
 
-describe('the rate client', () => {
-  it('holds a connection per request in flight to one origin, beyond the 32 of webhooks (buyers at once, apps on one host)', async () => {
+describe('the rate clients', () => {
+  // The checkouts' requests go through the rate requests' thread (src/checkout/rate-requests.ts),
+  // the developer's rate test through `rateHttp` on the main thread: both pools are built alike.
+  const senders: [string, (url: string) => Promise<{ status: number | null }>][] = [
+    ['the checkouts\' thread', (url) => h.deps.rateRequests.ask({ url, secret: 'secret', shopDomain: 'shop', body: '{}', timeoutMs: 4000, currency: 'USD' })],
+    ['the rate test\'s client', (url) => h.deps.rateHttp.send(url, { 'content-type': 'application/json' }, '{}', { timeoutMs: 4000 })],
+  ];
+  it.each(senders)('%s holds a connection per request in flight to one origin, beyond the 32 of webhooks (buyers at once, apps on one host)', async (_, send) => {
     const n = PER_HOST_CONCURRENCY + 8;
     let inFlight = 0;
     let most = 0;
@@ -649,7 +655,7 @@ describe('the rate client', () => {
     const timer = setTimeout(() => held.splice(0).forEach((f) => f()), 2000);
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/rates`;
-      const results = await Promise.all(Array.from({ length: n }, () => h.deps.rateHttp.send(url, { 'content-type': 'application/json' }, '{}', { timeoutMs: 4000 })));
+      const results = await Promise.all(Array.from({ length: n }, () => send(url)));
       expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
       expect(most).toBe(n);
       expect(RATE_CONNECTIONS_PER_ORIGIN).toBeGreaterThanOrEqual(n);
@@ -658,45 +664,5 @@ describe('the rate client', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
-  });
-});
-
-describe('RateMemo', () => {
-  const answer = (expiresMs: number) => ({ ratesUrl: 'https://a.example/rates', rates: [], expiresMs });
-
-  it('answers until the expiry, not from it', () => {
-    const memo = new RateMemo();
-    memo.set('app', 'body', answer(1000));
-    expect(memo.get('app', 'body', 999)).toEqual(answer(1000));
-    expect(memo.get('app', 'other body', 999)).toBeNull();
-    expect(memo.get('other app', 'body', 999)).toBeNull();
-    expect(memo.get('app', 'body', 1000)).toBeNull();
-    expect(memo.size).toBe(0);
-  });
-
-  it("keeps at most as many checkouts' last quotes as bodies, dropping the least recently used", () => {
-    const memo = new RateMemo(2);
-    const quote = (body: string) => ({ inputs: [body], apps: [], body, offered: [], expiresMs: 10 });
-    memo.rememberQuote('a', quote('x'));
-    memo.rememberQuote('b', quote('y'));
-    expect(memo.lastQuote('a')?.body).toBe('x'); // checkout a is now the most recent
-    memo.rememberQuote('c', quote('z'));
-    expect(memo.lastQuote('b')).toBeUndefined();
-    expect(memo.lastQuote('a')?.body).toBe('x');
-    expect(memo.lastQuote('c')?.body).toBe('z');
-  });
-
-  it('keeps at most its bound of bodies, dropping the least recently used', () => {
-    const memo = new RateMemo(2); // two bodies
-    memo.set('a', 'x', answer(10));
-    memo.set('a2', 'x', answer(10));
-    memo.set('b', 'y', answer(10));
-    expect(memo.get('a', 'x', 0)).not.toBeNull(); // body x is now the most recent
-    memo.set('c', 'z', answer(10));
-    expect(memo.size).toBe(2);
-    expect(memo.get('b', 'y', 0)).toBeNull();
-    expect(memo.get('a', 'x', 0)).not.toBeNull();
-    expect(memo.get('a2', 'x', 0)).not.toBeNull();
-    expect(memo.get('c', 'z', 0)).not.toBeNull();
   });
 });

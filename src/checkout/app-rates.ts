@@ -8,6 +8,7 @@
 // the cached answers this process does not remember (rate-memo.ts), so none when it remembers them all,
 // and none either when the quote query read them with the checkout, for the body the checkout's
 // last change foresaw (checkouts.rate_body_sha256) and the quote sends.
+// The apps are asked, and their replies read, on a thread of its own (rate-requests.ts).
 // Fresh answers are written to the shared table after the quote, in batches (rate-cache-writer.ts).
 // A checkout quoted again unchanged reuses its last quote in this process (rate-memo.ts `lastQuote`).
 import { sha256Hex } from '../crypto.js';
@@ -15,26 +16,16 @@ import type { Deps } from '../deps.js';
 import { parseTargetUrl } from '../net/address-safety.js';
 import type { SendResult } from '../webhooks/http-client.js';
 import { formatMinor } from '../money.js';
-import { signedHeaders } from '../webhooks/deliveries.repo.js';
+import { signedHeaders } from '../webhooks/signature.js';
 import { ADDRESS_FIELDS, type StoreAddress } from '../stores/store-address.js';
 import { answerExpiresMs, cachedAnswers, liveAnswers, type AnswersReadWithCheckout, type FreshAnswer } from './rate-cache.js';
-import { parseRateReply, type AppRate } from './rate-reply.js';
+import type { AppRate } from './rate-reply.js';
 import { asksApps, rateRequestBody, rateRequestInputs, rateRequestOf, sameInputs, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
+import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES, type RateRequestOutcome } from './rate-requests.js';
 
-/** C15.3: each app has 5 seconds (connect, answer and body together). */
-export const RATE_REQUEST_TIMEOUT_MS = 5000;
-export const RATE_TOPIC = 'shipping/rates';
-/**
- * Connections per app origin. Every buyer quoting at once is a request in flight to each app, and
- * a request that waits for a free connection waits a whole answer: at webhooks' 32 per origin, 32
- * buyers quoting two apps on one host took twice the apps' time. Requests still wait for a
- * connection beyond this (within their 5 s), so a slow app cannot take unbounded sockets.
- */
-export const RATE_CONNECTIONS_PER_ORIGIN = 256;
-/** Reply bytes read: 20 rates fit many times over; a longer reply is cut off, so malformed. */
-export const REPLY_MAX_BYTES = 256 * 1024;
+export { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES };
 
 export interface RateQuote {
   storeId: string;
@@ -146,8 +137,9 @@ export function offeredOnce(apps: readonly Pick<ShippingApp, 'handle'>[], answer
 }
 
 /**
- * One signed rate request to an app's ratesUrl, as every checkout sends it (and the developer's
- * rate test, rate-test.ts): never throws for the app's sake. The address rules of webhooks hold at
+ * One signed rate request to an app's ratesUrl, sent from this thread with the reply's raw text, for
+ * the developer's rate test (rate-test.ts), which explains the reply; a checkout's quote sends the
+ * same request on the rate requests' thread (`requestRates`). Never throws for the app's sake. The address rules of webhooks hold at
  * request time too (C8.9): the scheme here, and in the client an IP literal before connecting and a
  * name as it is resolved (so a name that pointed elsewhere when it was saved is refused now),
  * exactly as for webhook deliveries. `responseCut`: the reply was longer than REPLY_MAX_BYTES.
@@ -159,14 +151,25 @@ export async function sendRateRequest(deps: Deps, app: Pick<ShippingApp, 'ratesU
 }
 
 /**
+ * One signed rate request of a checkout's quote, sent on the rate requests' thread (rate-requests.ts)
+ * with the same signature, client and limits as `sendRateRequest`; the reply comes back validated.
+ * The address rules hold as there: the scheme here, the address in the thread's client.
+ */
+function requestRates(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<RateRequestOutcome> {
+  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
+  if (!target.ok) return Promise.resolve({ status: null, error: 'blocked_address', durationMs: 0, rates: null });
+  return deps.rateRequests.ask({ url: app.ratesUrl, secret: deps.secrets.open(app.secretEnc), shopDomain: app.shopDomain, body, timeoutMs, currency });
+}
+
+/**
  * Ask one app, and remember its answer in this process at once: a 2xx 15 minutes (its rates; none
  * when the body was malformed), anything else (non-2xx, timeout, refused address, network error)
  * 30 seconds. The caller hands the quote's answers to the shared table's writer together.
  */
 async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
-  const result = await sendRateRequest(deps, app, body, timeoutMs);
+  const result = await requestRates(deps, app, body, currency, timeoutMs);
   const ok = result.status !== null && result.status >= 200 && result.status < 300;
-  const rates = ok ? parseRateReply(result.responseBody ?? '', currency) : null;
+  const rates = ok ? result.rates : null;
   if (!ok || rates === null) {
     deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
   }

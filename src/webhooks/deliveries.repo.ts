@@ -16,11 +16,15 @@
 //
 // and after the commit, to attempt them at once rather than wait for a worker's wake-up:
 //   await deps.webhooks.sendNow(created.map((d) => d.deliveryId));
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { asyncCommit, type Db, type Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
-import { API_VERSION } from '../api-version.js';
 import { DEFAULT_MAX_ATTEMPTS, type DeliveryStatus } from './retry-policy.js';
+
+// The signing is its own module (signature.ts) so the shipping rate requests' thread loads it alone.
+import { SIGNATURE_HEADER, signBody, signedHeaders } from './signature.js';
+
+export { SIGNATURE_HEADER, signBody, signedHeaders };
 import { appTargetTakesTopic } from './topics.js';
 
 // The queue's own writes (claims, releases, attempt records) commit asynchronously (src/db/db.ts
@@ -69,28 +73,6 @@ export interface NewDelivery {
 export interface CreatedDelivery {
   deliveryId: string;
   webhookId: string;
-}
-
-/** The stored signature header of a delivery (made at creation, or by the last attempt that re-signed it). */
-export const SIGNATURE_HEADER = 'X-SVC-Hmac-SHA256';
-
-/** app-api.md Signature: base64 HMAC-SHA256 over the exact bytes sent. */
-export function signBody(secret: string, body: string): string {
-  return createHmac('sha256', secret).update(body, 'utf8').digest('base64');
-}
-
-/**
- * The headers every signed request of the platform carries (app-api.md Delivery headers and
- * Signature): webhooks, and the shipping rate requests of C15.3 (topic `shipping/rates`).
- */
-export function signedHeaders(secret: string, body: string, topic: string, shopDomain: string): Record<string, string> {
-  return {
-    'Content-Type': 'application/json',
-    [SIGNATURE_HEADER]: signBody(secret, body),
-    'X-SVC-Topic': topic,
-    'X-SVC-Shop-Domain': shopDomain,
-    'X-SVC-Api-Version': API_VERSION,
-  };
 }
 
 /**
