@@ -23,7 +23,7 @@ import type { AppRate } from './rate-reply.js';
 import { asksApps, rateRequestBody, rateRequestInputs, rateRequestOf, sameInputs, type RateItem, type ShippingAddress } from './rate-request.js';
 import type { ShippingRate } from './rate.js';
 import type { CheckoutAppQuote, MemoAnswer } from './rate-memo.js';
-import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES, type RateRequestOutcome } from './rate-requests.js';
+import { isSuccessStatus, RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES, type RateRequestOutcome } from './rate-requests.js';
 
 export { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES };
 
@@ -139,8 +139,8 @@ export function offeredOnce(apps: readonly Pick<ShippingApp, 'handle'>[], answer
 /**
  * One signed rate request to an app's ratesUrl, sent from this thread with the reply's raw text, for
  * the developer's rate test (rate-test.ts), which explains the reply; a checkout's quote sends the
- * same request on the rate requests' thread (`requestRates`). Never throws for the app's sake. The address rules of webhooks hold at
- * request time too (C8.9): the scheme here, and in the client an IP literal before connecting and a
+ * same request on the rate requests' thread (`requestRates`). Never throws for the app's sake. The
+ * address rules of webhooks hold at request time too (C8.9): the scheme here, and in the client an IP literal before connecting and a
  * name as it is resolved (so a name that pointed elsewhere when it was saved is refused now),
  * exactly as for webhook deliveries. `responseCut`: the reply was longer than REPLY_MAX_BYTES.
  */
@@ -168,8 +168,8 @@ function requestRates(deps: Deps, app: ShippingApp, body: string, currency: stri
  */
 async function askApp(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<FreshAnswer> {
   const result = await requestRates(deps, app, body, currency, timeoutMs);
-  const ok = result.status !== null && result.status >= 200 && result.status < 300;
-  const rates = ok ? result.rates : null;
+  const ok = isSuccessStatus(result.status);
+  const rates = result.rates;
   if (!ok || rates === null) {
     deps.log.warn({ app: app.handle, status: result.status, error: result.error ?? (ok ? 'malformed_reply' : 'non_2xx') }, 'shipping rate request gave no rates');
   }

@@ -56,6 +56,11 @@ export interface RateRequestOutcome {
   rates: AppRate[] | null;
 }
 
+/** A 2xx: the only answer whose rates count (C15.3); shared by the thread and the quote. */
+export function isSuccessStatus(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300;
+}
+
 /** What the thread is started with. */
 export interface RateThreadOptions {
   allowPrivate: boolean;

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { WebhookHttp } from '../webhooks/http-client.js';
 import { signedHeaders } from '../webhooks/signature.js';
 import { parseRateReply } from './rate-reply.js';
-import { RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES, type JobMessage, type OutcomeMessage, type RateThreadOptions } from './rate-requests.js';
+import { isSuccessStatus, RATE_CONNECTIONS_PER_ORIGIN, RATE_REQUEST_TIMEOUT_MS, RATE_TOPIC, REPLY_MAX_BYTES, type JobMessage, type OutcomeMessage, type RateThreadOptions } from './rate-requests.js';
 
 const options = workerData as RateThreadOptions;
 const http = new WebhookHttp(options.allowPrivate, RATE_REQUEST_TIMEOUT_MS, RATE_CONNECTIONS_PER_ORIGIN);
@@ -31,8 +31,7 @@ async function run(job: JobMessage[number]): Promise<void> {
   try {
     const headers = signedHeaders(job.secret, job.body, RATE_TOPIC, job.shopDomain);
     const result = await http.send(job.url, headers, job.body, { timeoutMs: job.timeoutMs, keepBytes: REPLY_MAX_BYTES });
-    const ok = result.status !== null && result.status >= 200 && result.status < 300;
-    answer({ id: job.id, status: result.status, error: result.error, durationMs: result.durationMs, rates: ok ? parseRateReply(result.responseBody ?? '', job.currency) : null });
+    answer({ id: job.id, status: result.status, error: result.error, durationMs: result.durationMs, rates: isSuccessStatus(result.status) ? parseRateReply(result.responseBody ?? '', job.currency) : null });
   } catch (err) {
     // Not an app's doing (the client never throws for one): the request gave nothing, the thread goes on.
     answer({ id: job.id, status: null, error: `network_error: ${(err as Error)?.message ?? 'unknown'}`, durationMs: 0, rates: null });
