@@ -84,6 +84,15 @@ describe('C1.5 the banner, on every development start while the demo exists (iss
     }
   });
 
+  it('processes starting together each get a working token (C4.6: a newer authorisation expires an earlier code, so each asks again)', async () => {
+    // Three banners at once, as a deployment's api and all processes print them: their
+    // authorisations interleave with the code exchanges, which expires all but the newest code.
+    const banners = await Promise.all([demoBanner(h.deps), demoBanner(h.deps), demoBanner(h.deps)]);
+    const tokens = banners.map((b) => tokenIn(b!));
+    expect(new Set(tokens).size).toBe(3);
+    for (const token of tokens) expect((await h.req('GET', '/api/v1/products.json', { token })).statusCode).toBe(200);
+  });
+
   it('is never printed in production (no token in its logs)', async () => {
     expect(await demoBanner({ ...h.deps, config: { ...h.deps.config, production: true } })).toBeNull();
   });
