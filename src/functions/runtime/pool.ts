@@ -4,13 +4,8 @@
 //
 // - Each worker has heap caps (`resourceLimits`): an expression that allocates without bound kills
 //   its worker, not the service.
-// - The deadline is enforced from the main thread with a timer (the event loop never waits): when a
-//   run has been executing for `timeoutMs` its AbortSignal fires, piscina terminates the worker that
-//   runs it and starts a replacement (minThreads), and the run fails with TimeoutError. The deadline
-//   counts from when the worker starts the run (it writes the start into a shared slot). Compiling
-//   the expression comes first and is not the run's time (C11.4's limit is the evaluation's): it has
-//   its own budget, `compileTimeoutMs` (10 s, limits.ts `COMPILE_TIMEOUT_MS`), past which the worker is stopped the same way and the
-//   run fails with RuntimeError.
+// - Each run's deadline and compile budget are held from the main thread, one task at a time, by
+//   task-watchdog.ts; this module queues the runs and hands them to the workers as tasks.
 // - A spare worker stays loaded, so a stopped worker's place is taken at once (SPARE_THREADS).
 // - Runs asked together (`runAll`: a checkout target's functions), and all the asks of one turn of
 //   the event loop (checkouts quoted at once), go to one worker as one task of at most
@@ -28,7 +23,7 @@
 //   the pool was saturated, not that the expression was slow. `run` never throws.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { COMPILE_SLOT, END_SLOT, epochMicros, SLOTS_PER_RUN, START_SLOT } from './clock.js';
+import { SLOTS_PER_RUN } from './clock.js';
 import { expressionShapeProblem } from './cel.js';
 import { compileOnly, compileProblem, knownCompiles } from './compile-check.js';
 import { failure, isPrepared, prepareRun, type PreparedRun, type RunRequest } from './evaluate.js';
@@ -37,10 +32,9 @@ import { COMPILE_TIMEOUT_MS, RUN_TIMEOUT_MS, type RunResult } from './limits.js'
 import type { TaskRun, WorkerTask } from './worker.js';
 import type { WorkerSetup } from './worker-priority.js';
 import type { FunctionRunner, FunctionRunnerOptions } from './runner-types.js';
+import { watchTask, type Outcome } from './task-watchdog.js';
 
 export type { FunctionRunner, FunctionRunnerOptions, FunctionRunnerStats } from './runner-types.js';
-
-const NOT_STARTED_MS = 1000;
 
 /**
  * A worker is given a task only when it is free: every waiting task stays in the queue, free to go
@@ -75,12 +69,6 @@ interface Waiting {
   resolve: (results: Outcome[]) => void;
   timer: NodeJS.Timeout;
 }
-
-/**
- * A run's outcome in a task: its result, or null when another run of the same task overran or
- * killed the worker before this one's result came back (it is sent again, in a task of its own).
- */
-type Outcome = RunResult | null;
 
 export function createFunctionRunner(options: FunctionRunnerOptions = {}): FunctionRunner {
   const threads = Math.max(1, Math.min(options.threads ?? 2, availableParallelism()));
@@ -152,77 +140,15 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   async function execute(runs: PreparedRun[]): Promise<Outcome[]> {
     busy++;
     stats.tasks++;
-    const progress = new BigInt64Array(new SharedArrayBuffer(8 * SLOTS_PER_RUN * runs.length));
-    const slot = (i: number, s: number) => Atomics.load(progress, SLOTS_PER_RUN * i + s);
-    const compileStartOf = (i: number) => slot(i, COMPILE_SLOT);
-    const startOf = (i: number) => slot(i, START_SLOT);
-    const endOf = (i: number) => slot(i, END_SLOT);
-    /** When the worker took the run up: its start, or while it compiles, its compile's start (0n: not yet). */
-    const takenUpAt = (i: number) => startOf(i) || compileStartOf(i);
-    /** The run the worker is on: compiling or started, and not ended (-1 between runs, before the first, after the last). */
-    const current = () => {
-      for (let i = 0; i < runs.length; i++) if (endOf(i) === 0n) return compileStartOf(i) === 0n ? -1 : i;
-      return -1;
-    };
-    const sent = epochMicros();
-    const controller = new AbortController();
-    let overran: { run: number; ms: number; compiling: boolean } | null = null;
-    let neverStarted = false;
-    let timer: NodeJS.Timeout | undefined;
-    // Wakes at the earliest moment the run in progress could be over its limit (its compile over
-    // the compile budget, or its evaluation over the deadline), and again if it started late or the
-    // worker has moved on. A task whose first run a worker never takes up (a worker that cannot
-    // load) is given up after a second.
-    const watch = (delayMs: number) => {
-      timer = setTimeout(() => {
-        const now = epochMicros();
-        const at = current();
-        if (at === -1) {
-          if (compileStartOf(0) === 0n && Number(now - sent) / 1000 >= NOT_STARTED_MS) {
-            neverStarted = true;
-            controller.abort();
-          } else watch(compileStartOf(0) === 0n ? timeoutMs : 1);
-          return;
-        }
-        const compiling = startOf(at) === 0n;
-        const limit = compiling ? compileTimeoutMs : timeoutMs;
-        const ran = Number(now - takenUpAt(at)) / 1000;
-        if (ran >= limit) {
-          overran = { run: at, ms: ran, compiling };
-          controller.abort();
-        } else {
-          // While it compiles, look again within a run's limit: the evaluation may start any moment
-          // after the compile ends, and its 50 ms count from then (asleep for the rest of the compile
-          // budget, a runaway after a cold compile went on for seconds).
-          watch(compiling ? Math.min(limit - ran, timeoutMs) : limit - ran);
-        }
-      }, Math.max(1, Math.ceil(delayMs)));
-    };
-    watch(timeoutMs);
+    const watch = watchTask(runs, { timeoutMs, compileTimeoutMs });
     try {
-      return await pool.run(taskOf(runs, timeoutMs, progress.buffer as SharedArrayBuffer), { signal: controller.signal });
+      return await pool.run(taskOf(runs, timeoutMs, watch.progress), { signal: watch.signal });
     } catch (err) {
-      const stopped = overran as { run: number; ms: number; compiling: boolean } | null;
-      if (stopped) {
-        const ms = Math.round(stopped.ms * 1000) / 1000;
-        // A compile stopped is no evaluation over C11.4's limit: RuntimeError, as a compile error is.
-        if (stopped.compiling) {
-          return runs.map((run, i) => (i === stopped.run ? failure('RuntimeError', `the expression was still compiling after ${ms} ms and was stopped; the limit is ${compileTimeoutMs} ms`, run.inputBytes) : null));
-        }
-        stats.timeouts++;
-        return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
-      }
-      if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
-      // The worker was lost before it took up any of these runs: they are sent again.
-      if (compileStartOf(0) === 0n) return runs.map(() => null);
-      // The worker died (out of memory). Among several runs none is blamed: the heap it ran out of
-      // held the others' inputs and programs too, so the run it was on may not be the one that
-      // filled it. Each is sent again alone (`settle`), where a run that kills its worker is to blame.
-      if (runs.length > 1) return runs.map(() => null);
-      const ms = Math.round(Number(epochMicros() - (current() === -1 ? sent : takenUpAt(0))) / 1000) / 1000;
-      return [failure('RuntimeError', workerFailure(err), runs[0].inputBytes, ms)];
+      const outcomes = watch.failed(err);
+      if (watch.timedOut()) stats.timeouts++;
+      return outcomes;
     } finally {
-      clearTimeout(timer);
+      watch.stop();
       busy--;
       // After this task's continuation: a replacement is counted in by its own event.
       queueMicrotask(dispatch);
@@ -414,9 +340,3 @@ async function warmUp(pool: Piscina<WorkerTask, RunResult[]>, threads: number, t
 }
 
 const WARM_UP_EXPRESSION = '{"operations": []}';
-
-function workerFailure(err: unknown): string {
-  const code = (err as { code?: string })?.code;
-  if (code === 'ERR_WORKER_OUT_OF_MEMORY') return 'the run exceeded the memory limit and was stopped';
-  return `the run's worker failed: ${err instanceof Error ? err.message : String(err)}`;
-}
