@@ -137,16 +137,25 @@ export function offeredOnce(apps: readonly Pick<ShippingApp, 'handle'>[], answer
 }
 
 /**
+ * Whether an app's ratesUrl may be asked now, by the address rules of webhooks (C8.9) on the URL
+ * itself (its scheme and form): checked before its secret is opened or anything is sent, by both
+ * ways a rate request goes out (`sendRateRequest`, `requestRates`); the thread (rate-requests.ts)
+ * does not check it again. The address it names is the outbound client's to check, as it connects.
+ */
+function ratesUrlAllowed(deps: Deps, app: Pick<ShippingApp, 'ratesUrl'>): boolean {
+  return parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks).ok;
+}
+
+/**
  * One signed rate request to an app's ratesUrl, sent from this thread with the reply's raw text, for
  * the developer's rate test (rate-test.ts), which explains the reply; a checkout's quote sends the
  * same request on the rate requests' thread (`requestRates`). Never throws for the app's sake. The
- * address rules of webhooks hold at request time too (C8.9): the scheme here, and in the client an IP literal before connecting and a
+ * address rules of webhooks hold at request time too (C8.9): the scheme here (`ratesUrlAllowed`), and in the client an IP literal before connecting and a
  * name as it is resolved (so a name that pointed elsewhere when it was saved is refused now),
  * exactly as for webhook deliveries. `responseCut`: the reply was longer than REPLY_MAX_BYTES.
  */
 export async function sendRateRequest(deps: Deps, app: Pick<ShippingApp, 'ratesUrl' | 'secretEnc' | 'shopDomain'>, body: string, timeoutMs: number): Promise<SendResult> {
-  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
-  if (!target.ok) return { status: null, responseBody: null, error: 'blocked_address', durationMs: 0 };
+  if (!ratesUrlAllowed(deps, app)) return { status: null, responseBody: null, error: 'blocked_address', durationMs: 0 };
   return deps.rateHttp.send(app.ratesUrl, signedHeaders(deps.secrets.open(app.secretEnc), body, RATE_TOPIC, app.shopDomain), body, { timeoutMs, keepBytes: REPLY_MAX_BYTES });
 }
 
@@ -156,8 +165,7 @@ export async function sendRateRequest(deps: Deps, app: Pick<ShippingApp, 'ratesU
  * The address rules hold as there: the scheme here, the address in the thread's client.
  */
 function requestRates(deps: Deps, app: ShippingApp, body: string, currency: string, timeoutMs: number): Promise<RateRequestOutcome> {
-  const target = parseTargetUrl(app.ratesUrl, deps.config.allowPrivateWebhooks);
-  if (!target.ok) return Promise.resolve({ status: null, error: 'blocked_address', durationMs: 0, rates: null });
+  if (!ratesUrlAllowed(deps, app)) return Promise.resolve({ status: null, error: 'blocked_address', durationMs: 0, rates: null });
   return deps.rateRequests.ask({ url: app.ratesUrl, secret: deps.secrets.open(app.secretEnc), shopDomain: app.shopDomain, body, timeoutMs, currency });
 }
 

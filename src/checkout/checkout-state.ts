@@ -4,11 +4,11 @@
 // The reads, changes and completion of checkout.service.ts all see a checkout through it.
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
-import { AppError } from '../http/errors.js';
+import { AppError, badRequest } from '../http/errors.js';
 import { hundredthsStep } from '../currencies.js';
 import { formatMinor, parseMoney } from '../money.js';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
-import { computeTotals, totalsTooLarge, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
+import { computeTotals, MAX_ORDER_SAID, totalsTooLarge, type AppliedDiscount, type PriceLine } from '../orders/pricing.js';
 import { checkDiscountCode } from '../orders/order-create.js';
 import { computeAutomaticDiscounts } from '../functions/operations.js';
 import { priceCheckoutLines, type PricedLine, type ValidationProblem } from './checkout-lines.js';
@@ -58,6 +58,21 @@ export async function pricedCheckout(deps: Deps, q: Queryable, row: CheckoutRow,
 function pricedAs(row: CheckoutRow, lines: PricedLine[], problems: ValidationProblem[], applied: AppliedDiscount | null): PricedCheckout {
   const priceLinesOf = lines.map((l) => ({ productId: l.productId, unitMinor: l.unitMinor, quantity: l.quantity, taxable: true }));
   return { row, lines, problems, applied, priceLines: priceLinesOf, step: hundredthsStep(row.currency) };
+}
+
+/**
+ * C5.2: lines whose prices times quantities come past what an order can hold (MAX_ORDER_MINOR,
+ * 2^53 - 1 hundredths) are refused when the buyer sends them, with a 400 and nothing written, as
+ * `POST /orders` refuses them: past it the checkout's sums are no longer exact, and the buyer and
+ * the functions' `input.checkout` would be shown made-up amounts for a checkout that could never
+ * complete. (A checkout that comes past it later, a price raised under it, shows the cart's
+ * validation error instead: `finishState`.) The lines alone are weighed, as the totals of an order
+ * of them with no shipping, discount or tax: the one check of pricing.ts, on what the buyer sent.
+ */
+export function assertLinesFitAnOrder(priced: PricedCheckout): void {
+  if (totalsTooLarge(computeTotals(priced.priceLines, 0, null, null))) {
+    throw badRequest(`The checkout's lines come to more than an order can hold (${MAX_ORDER_SAID}); lower the quantities`, { line_items: ['total too large'] });
+  }
 }
 
 const TOO_LARGE_PROBLEM: ValidationProblem = { message: "The checkout's total is above the largest amount an order can hold", target: 'cart' };

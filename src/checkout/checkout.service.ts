@@ -5,12 +5,12 @@
 // orders/create), under a lock on the checkout row, so two completions at once make one order.
 // The store's functions (C11) shape it at the points C11.4 names: payment-method, validation and
 // discount functions when it is created, changed and completed; delivery-option functions whenever
-// its rates are computed (src/checkout/checkout-functions.ts). What the order of a checkout is
-// made of, and whether the order placed matches it, is src/checkout/checkout-order.ts.
+// its rates are computed (src/checkout/checkout-functions.ts, run on a checkout by
+// checkout-runs.ts). What the order of a checkout is made of, and whether the order placed
+// matches it, is src/checkout/checkout-order.ts.
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
-import { AppError, badRequest, conflict, notFound, unprocessable } from '../http/errors.js';
-import { MAX_ORDER_MINOR } from '../orders/pricing.js';
+import { AppError, conflict, notFound, unprocessable } from '../http/errors.js';
 import { uuidv7 } from '../ids.js';
 import { isDeepStrictEqual } from 'node:util';
 import { findCustomerIdByEmail } from '../customers/customers.repo.js';
@@ -20,12 +20,12 @@ import { orderView } from '../orders/order-view.js';
 import { checkAskedLines, priceLines, type ValidationProblem } from './checkout-lines.js';
 import { readAddress, readEmail, readLines, type CheckoutChange, type CheckoutCreate } from './checkout-input.js';
 import { hashCheckoutToken, isCheckoutTokenShape, newCheckoutToken, sameTokenHash } from './checkout-token.js';
-import { checkoutView, type CheckoutState, type CheckoutView } from './checkout-view.js';
-import { paymentMethodsOf } from './payment-methods.js';
-import { byTarget, runCartFunctions, shapeRates, type ActiveFunctions, type FunctionCheckout, type FunctionResults } from './checkout-functions.js';
-import { quoteShippingRates, type RateSources, type ShippingRate } from './shipping-rates.js';
+import { checkoutView, type CheckoutView } from './checkout-view.js';
+import { byTarget, type FunctionResults } from './checkout-functions.js';
+import { functionCall, ratesOf, withCartFunctions } from './checkout-runs.js';
+import type { ShippingRate } from './shipping-rates.js';
 import { rateBodySha256Of } from './rate-request.js';
-import { finishState, pricedCheckout, stateOf, type PricedCheckout } from './checkout-state.js';
+import { assertLinesFitAnOrder, finishState, pricedCheckout, stateOf } from './checkout-state.js';
 import { chargeChangeOf, isChosenRate, missingForCompletion, orderInputOf, orderIsAsPriced, rateChangesOf, refusedAsPricedNow, sameCharge, type RateChange } from './checkout-order.js';
 import { zonesForCountry } from './store-config-cache.js';
 import { findCheckout, findCheckoutForQuote, findCheckoutInStore, insertCheckout, markCompleted, productsAllActive, saveChosenRate, saveFunctionResults, storeBySlug, updateCheckout, type AskedLine, type CheckoutChanges, type CheckoutQuoteData, type CheckoutRow, type CheckoutStore } from './checkouts.repo.js';
@@ -85,53 +85,6 @@ async function checkoutForQuote(deps: Deps, storeURL: string, token: string): Pr
 function assertOpen(row: CheckoutRow, now: Date): void {
   if (row.completed_at) throw conflict('This checkout is already completed');
   if (row.expires_at.getTime() <= now.getTime()) throw gone();
-}
-
-/** Who the functions run for: the checkout, and `input.shop` (C11.3). */
-const functionCall = (store: CheckoutStore, row: CheckoutRow, token: string): FunctionCheckout => ({
-  storeId: store.id,
-  shop: { id: store.id, domain: store.slug, currency: store.currency },
-  checkoutId: row.id,
-  token,
-});
-
-/**
- * Runs the cart functions on the checkout as priced (C11.4): what they give, and the checkout with it.
- * No active function: nothing runs, and the checkout is as priced.
- */
-/**
- * C5.2: lines whose prices times quantities come past what an order can hold (MAX_ORDER_MINOR,
- * 2^53 - 1 hundredths) are refused when the buyer sends them, with a 400 and nothing written, as
- * `POST /orders` refuses them: past it the checkout's sums are no longer exact, and the buyer and
- * the functions' `input.checkout` would be shown made-up amounts for a checkout that could never
- * complete. (A checkout that comes past it later, a price raised under it, shows the cart's
- * validation error instead: checkout-state.ts.)
- */
-function assertLinesFitAnOrder(priced: PricedCheckout): void {
-  let itemsMinor = 0;
-  for (const l of priced.priceLines) itemsMinor += l.unitMinor * l.quantity;
-  if (itemsMinor > MAX_ORDER_MINOR) {
-    throw badRequest(`The checkout's lines come to more than an order can hold (${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_MINOR % 100} in hundredths of the currency); lower the quantities`, { line_items: ['total too large'] });
-  }
-}
-
-async function withCartFunctions(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, priced: PricedCheckout) {
-  const before = finishState(priced, null);
-  const results = await runCartFunctions(deps, call, active, checkoutView(call.token, before), paymentMethodsOf());
-  return { results, state: results ? finishState(priced, results) : before };
-}
-
-/**
- * The shipping rates offered for the checkout now (C15.2, C15.3, after the delivery functions of
- * C11.3); none when nothing ships or there is no address. `sources`: the zones and apps when
- * already read (`findCheckoutForQuote`).
- */
-async function ratesOf(deps: Deps, call: FunctionCheckout, active: ActiveFunctions, state: CheckoutState, sources?: RateSources): Promise<ShippingRate[]> {
-  const destination = state.row.shipping_address;
-  if (!state.requiresShipping || !destination) return [];
-  const rates = await quoteShippingRates(deps, { storeId: state.row.store_id, checkoutKey: state.row.token_hash, currency: state.row.currency, destination, lines: state.lines, subtotalMinor: state.totals.subtotalMinor, sources });
-  // C11.4: the delivery-option functions shape them every time; a hidden rate cannot be chosen.
-  return shapeRates(deps, call, active, () => checkoutView(call.token, state), rates);
 }
 
 /**

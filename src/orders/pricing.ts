@@ -138,8 +138,11 @@ export function totalsTooLarge(t: OrderTotals): boolean {
   return [t.itemsMinor, t.shippingOriginalMinor, t.taxMinor, t.totalMinor].some((m) => m > MAX_ORDER_MINOR);
 }
 
+/** MAX_ORDER_MINOR as the refusals of an order or a checkout past it say it. */
+export const MAX_ORDER_SAID = `${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_MINOR % 100} in hundredths of the currency`;
+
 /** The refusal of an order whose totals are past MAX_ORDER_MINOR: a 400, as any other bad line. */
-export const TOTAL_TOO_LARGE = `The order's total is above the largest amount an order can hold (${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_MINOR % 100} in hundredths of the currency)`;
+export const TOTAL_TOO_LARGE = `The order's total is above the largest amount an order can hold (${MAX_ORDER_SAID})`;
 
 /** The per-unit price after discounts, rounded half up (final_line_price is the exact figure). */
 export function finalUnitMinor(finalLineMinor: number, quantity: number): number {
