@@ -103,7 +103,7 @@ describe('the shipping rate requests thread (C15.3)', () => {
     const rx = await receiver((q) => (q.path === '/hang' ? 'hang' : { status: 200, body: REPLY }));
     const r = requests();
     const inFlight = r.ask(job(`${rx.url}/hang`));
-    await expect.poll(() => rx.received.length).toBe(1);
+    await expect.poll(() => rx.received.length, { timeout: 20_000 }).toBe(1); // the thread loads first (slow on a busy machine)
     const started = performance.now();
     await (r as unknown as { thread: { terminate(): Promise<number> } }).thread.terminate();
     const lost = await inFlight;
@@ -117,7 +117,7 @@ describe('the shipping rate requests thread (C15.3)', () => {
     const rx = await receiver(() => 'hang');
     const r = requests();
     const inFlight = r.ask(job(`${rx.url}/hang`));
-    await expect.poll(() => rx.received.length).toBe(1);
+    await expect.poll(() => rx.received.length, { timeout: 20_000 }).toBe(1); // the thread loads first (slow on a busy machine)
     await r.close();
     expect((await inFlight).error).toBe('network_error: shutting down');
     expect((await r.ask(job(`${rx.url}/hang`))).error).toBe('network_error: shutting down');
