@@ -32,7 +32,7 @@ import { COMPILE_TIMEOUT_MS, RUN_TIMEOUT_MS, type RunResult } from './limits.js'
 import type { TaskRun, WorkerTask } from './worker.js';
 import type { WorkerSetup } from './worker-priority.js';
 import type { FunctionRunner, FunctionRunnerOptions } from './runner-types.js';
-import { watchTask, type Outcome } from './task-watchdog.js';
+import { NOT_STARTED_MS, watchTask, type Outcome } from './task-watchdog.js';
 
 export type { FunctionRunner, FunctionRunnerOptions, FunctionRunnerStats } from './runner-types.js';
 
@@ -80,6 +80,8 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   const heapMb = Math.max(32, options.heapMb ?? 64);
   const spare = Math.max(0, Math.round(options.spareThreads ?? SPARE_THREADS));
   const niceness = Math.max(0, Math.min(19, Math.round(options.niceness ?? 0)));
+  // A niced pool's workers may wait their turn for the CPU before they start a run (task-watchdog.ts).
+  const notStartedMs = niceness > 0 ? Math.max(NOT_STARTED_MS, compileTimeoutMs) : NOT_STARTED_MS;
   const maxTaskRuns = Math.max(1, Math.round(options.maxTaskRuns ?? MAX_TASK_RUNS));
 
   const pool = new Piscina<WorkerTask, RunResult[]>({
@@ -140,7 +142,7 @@ export function createFunctionRunner(options: FunctionRunnerOptions = {}): Funct
   async function execute(runs: PreparedRun[]): Promise<Outcome[]> {
     busy++;
     stats.tasks++;
-    const watch = watchTask(runs, { timeoutMs, compileTimeoutMs });
+    const watch = watchTask(runs, { timeoutMs, compileTimeoutMs, notStartedMs });
     try {
       return await pool.run(taskOf(runs, timeoutMs, watch.progress), { signal: watch.signal });
     } catch (err) {

@@ -16,7 +16,15 @@ import { COMPILE_SLOT, END_SLOT, epochMicros, SLOTS_PER_RUN, START_SLOT } from '
 import { failure, type PreparedRun } from './evaluate.js';
 import type { RunResult } from './limits.js';
 
-const NOT_STARTED_MS = 1000;
+/**
+ * How long a worker may take to start a task's first run before the task is given up ("no worker
+ * started the run"): a worker that cannot load would otherwise hold its runs to the pool's whole
+ * wait. A second for a pool at the process's priority. A pool at a lower priority (niceness) gets
+ * its compile budget instead: its workers yield the CPU by design, and on a busy machine a niced
+ * worker was seen taking more than a second to start a run it had been handed (the declarations'
+ * check then answered 503 for a manifest it could have checked).
+ */
+export const NOT_STARTED_MS = 1000;
 
 /**
  * A run's outcome in a task: its result, or null when another run of the same task overran or
@@ -45,8 +53,8 @@ export interface TaskWatch {
   stop(): void;
 }
 
-export function watchTask(runs: readonly PreparedRun[], limits: { timeoutMs: number; compileTimeoutMs: number }): TaskWatch {
-  const { timeoutMs, compileTimeoutMs } = limits;
+export function watchTask(runs: readonly PreparedRun[], limits: { timeoutMs: number; compileTimeoutMs: number; notStartedMs: number }): TaskWatch {
+  const { timeoutMs, compileTimeoutMs, notStartedMs } = limits;
   const progress = new BigInt64Array(new SharedArrayBuffer(8 * SLOTS_PER_RUN * runs.length));
   const slot = (i: number, s: number) => Atomics.load(progress, SLOTS_PER_RUN * i + s);
   const compileStartOf = (i: number) => slot(i, COMPILE_SLOT);
@@ -67,13 +75,13 @@ export function watchTask(runs: readonly PreparedRun[], limits: { timeoutMs: num
   // Wakes at the earliest moment the run in progress could be over its limit (its compile over
   // the compile budget, or its evaluation over the deadline), and again if it started late or the
   // worker has moved on. A task whose first run a worker never takes up (a worker that cannot
-  // load) is given up after a second.
+  // load) is given up after `notStartedMs`.
   const watch = (delayMs: number) => {
     timer = setTimeout(() => {
       const now = epochMicros();
       const at = current();
       if (at === -1) {
-        if (compileStartOf(0) === 0n && Number(now - sent) / 1000 >= NOT_STARTED_MS) {
+        if (compileStartOf(0) === 0n && Number(now - sent) / 1000 >= notStartedMs) {
           neverStarted = true;
           controller.abort();
         } else watch(compileStartOf(0) === 0n ? timeoutMs : 1);
@@ -105,7 +113,7 @@ export function watchTask(runs: readonly PreparedRun[], limits: { timeoutMs: num
       }
       return runs.map((run, i) => (i === stopped.run ? failure('TimeoutError', `the run was stopped after ${ms} ms; the limit is ${timeoutMs} ms`, run.inputBytes, ms) : null));
     }
-    if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${NOT_STARTED_MS} ms`, run.inputBytes));
+    if (neverStarted) return runs.map((run) => failure('RuntimeError', `no worker started the run within ${notStartedMs} ms`, run.inputBytes));
     // The worker was lost before it took up any of these runs: they are sent again.
     if (compileStartOf(0) === 0n) return runs.map(() => null);
     // The worker died (out of memory). Among several runs none is blamed: the heap it ran out of
