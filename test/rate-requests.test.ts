@@ -70,6 +70,8 @@ describe('the shipping rate requests thread (C15.3)', () => {
   it('a non-2xx and a malformed 2xx give no rates; a hanging app is a timeout at its deadline', async () => {
     const rx = await receiver((q) => (q.path === '/down' ? { status: 503, body: REPLY } : q.path === '/bad' ? { status: 200, body: '{"rates":{}}' } : 'hang'));
     const r = requests();
+    // The thread loads at the first request (over a second on a busy machine): timed from a loaded one.
+    await r.ask(job(`${rx.url}/down`));
     const started = performance.now();
     const [down, bad, hang] = await Promise.all([r.ask(job(`${rx.url}/down`)), r.ask(job(`${rx.url}/bad`)), r.ask(job(`${rx.url}/hang`, { timeoutMs: 300 }))]);
     expect([down.status, down.rates]).toEqual([503, null]);
