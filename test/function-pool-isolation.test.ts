@@ -33,7 +33,10 @@ const BIG = { big: Array.from({ length: 200 }, (_, i) => i) };
 
 describe('the worker pool: one run never fails for another', () => {
   it("another store's functions that only together exceed the heap make neither them nor a run gathered with them fail", async () => {
-    const pool = createFunctionRunner({}); // the checkouts' pool as the service makes it
+    // The checkouts' pool as the service makes it, but for the run limit: a worker whose heap is
+    // nearly full spends its collections inside runs, and on a loaded 2-core CI machine six of these
+    // runs went past the 50 ms default. The limit is tested elsewhere; this test is the heap's.
+    const pool = createFunctionRunner({ timeoutMs: 2000 });
     try {
       await pool.ready();
       const heavy = Array.from({ length: 14 }, (_, i): RunRequest => ({ target: VALIDATIONS, input: { checkout: {} }, expression: deepHas(1000, i) }));
