@@ -20,7 +20,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const { create, read, change, rates, complete } = checkoutCalls(() => h);
+const { create, read, change, complete } = checkoutCalls(() => h);
 
 const ordersOf = async (storeId: string) =>
   (await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders WHERE store_id = $1', [storeId])).rows[0].n;
