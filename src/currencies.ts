@@ -18,7 +18,11 @@ const DIGITS = new Map<string, number>(data.filter((c) => !NOT_MONEY.has(c.code)
 /** The upper-cased code when `value` names an ISO 4217 currency, else null. */
 export function isoCurrency(value: unknown): string | null {
   if (typeof value !== 'string') return null;
-  const code = value.trim().toUpperCase();
+  const trimmed = value.trim();
+  // Three ASCII letters before upper-casing: Unicode case mapping turns letters of no ISO 4217 code
+  // into ASCII ones ('uſd' -> 'USD', 'ınr' -> 'INR'), as alpha2 refuses 'ﬁ' for FI (countries.ts).
+  if (!/^[A-Za-z]{3}$/.test(trimmed)) return null;
+  const code = trimmed.toUpperCase();
   return DIGITS.has(code) ? code : null;
 }
 

@@ -12,6 +12,7 @@ import { insertProduct, orderBody, orderStore, takeOrder } from './helpers/order
 import { MAX_CLOCK_OFFSET_MS, loadClockOffset } from '../src/platform/clock-store.js';
 import { TestClock } from '../src/clock.js';
 import { isoCurrency, hundredthsStep } from '../src/currencies.js';
+import { data as isoCurrencies } from 'currency-codes';
 import { computeTotals } from '../src/orders/pricing.js';
 
 let h: Harness;
@@ -84,6 +85,29 @@ describe('ISO 4217 currencies and their minor units', () => {
     expect(['usd', 'JPY', ' eur ', 'BHD', 'XAF'].map(isoCurrency)).toEqual(['USD', 'JPY', 'EUR', 'BHD', 'XAF']);
     expect(['XYZ', 'XXX', 'XTS', 'XAU', 'US', 'USDX', '', 3, null].map(isoCurrency)).toEqual(Array(9).fill(null));
     expect(['USD', 'JPY', 'BHD', 'KRW', 'CLF'].map(hundredthsStep)).toEqual([1, 100, 1, 100, 1]);
+  });
+
+  it('a code spelled with a letter that only Unicode case mapping makes ASCII is no currency, for every code and every such letter', () => {
+    // Every BMP character that is not ASCII but upper-cases to ASCII letters (ſ -> S, ı -> I, ﬀ -> FF, ...).
+    const lookalikes: string[] = [];
+    for (let c = 0x80; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      if (/^[A-Z]+$/.test(ch.toUpperCase())) lookalikes.push(ch);
+    }
+    expect(lookalikes).toEqual(expect.arrayContaining(['ſ', 'ı']));
+    const accepted: string[] = [];
+    for (const code of isoCurrencies.map((c) => c.code).filter((c) => isoCurrency(c) !== null)) {
+      for (const ch of lookalikes) {
+        const upper = ch.toUpperCase();
+        // Put the lookalike where its upper case spells the same letters as the code, in lower case around it.
+        for (let i = code.indexOf(upper); i >= 0; i = code.indexOf(upper, i + 1)) {
+          const spelled = code.slice(0, i).toLowerCase() + ch + code.slice(i + upper.length).toLowerCase();
+          expect(spelled.toUpperCase()).toBe(code);
+          if (isoCurrency(spelled) !== null) accepted.push(spelled);
+        }
+      }
+    }
+    expect(accepted).toEqual([]);
   });
 
   it('an order in an unknown currency is a 400 naming currency', async () => {

@@ -3,6 +3,7 @@
 // that app); within it, each rate that is not well formed is dropped on its own, and the first
 // MAX_RATES_PER_APP of those kept are used. One reader says both what a checkout keeps and, for the
 // developer's rate test (rate-test.ts), why each thing it drops is dropped.
+import { isoCurrency } from '../currencies.js';
 import { fromCurrencyMinor } from './currency-minor.js';
 import { isStorableText, storableText } from '../functions/runtime/storable-text.js';
 import { cutTo, longerThan } from '../text.js';
@@ -67,7 +68,7 @@ function readRate(raw: unknown, currency: string): AppRate | string {
   const textWrong = textFault(r.service_name, 'service_name', MAX_NAME) ?? textFault(r.service_code, 'service_code', MAX_NAME);
   if (textWrong !== null) return textWrong;
   if (typeof r.currency !== 'string') return r.currency === undefined ? '.currency is missing' : `.currency must be a string, not ${kindOf(r.currency)}`;
-  if (r.currency.trim().toUpperCase() !== currency) return `: currency ${quoted(r.currency)} is not the checkout's ${currency}`;
+  if (isoCurrency(r.currency) !== currency) return `: currency ${quoted(r.currency)} is not the checkout's ${currency}`;
   const minor = wholeMinor(r.total_price);
   if (minor === null) return '.total_price must be a whole number of minor units, as an integer or a string of digits';
   const price = fromCurrencyMinor(minor, currency);
