@@ -10,14 +10,9 @@ import { hashPassword, verifyPassword, DUMMY_HASH_PROMISE } from './passwords.js
 import { findStore, findUserByEmail, freeSlug, insertStore, insertUser, upsertOperator, type StoreRow, type UserRow } from './accounts.repo.js';
 import type { Role } from './jwt.js';
 import { beginLogin } from './login-throttle.js';
+import { EMAIL_SHAPE, keptEmail, MAX_EMAIL_CHARS } from '../email.js';
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD = 8;
-/**
- * Longest email, in characters: RFC 5321's path limit (256 octets less the angle brackets). Past
- * about 2,700 bytes the unique index on lower(email) cannot hold the value, and the signup was a 500.
- */
-export const MAX_EMAIL_CHARS = 254;
 /** Longest user name and store name: the platform's display-text limit (an app's name, a product's title). */
 export const MAX_DISPLAY_CHARS = 255;
 
@@ -33,8 +28,8 @@ function requireText(body: Record<string, unknown>, field: string, maxChars = MA
 }
 
 function checkCredentials(body: Record<string, unknown>): { email: string; password: string } {
-  const email = requireText(body, 'email', MAX_EMAIL_CHARS).toLowerCase();
-  if (!EMAIL_RE.test(email)) throw badRequest('email is not a valid email address');
+  const email = keptEmail(requireText(body, 'email', MAX_EMAIL_CHARS), (max) => badRequest(`email must be at most ${max} characters`));
+  if (!EMAIL_SHAPE.test(email)) throw badRequest('email is not a valid email address');
   const password = body.password;
   // Characters (code points), as C2.1 counts them: `length` counts UTF-16 code units, so four
   // emoji would pass as eight.

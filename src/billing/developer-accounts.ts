@@ -5,6 +5,7 @@ import type { Queryable } from '../db/db.js';
 import { badRequest, notFound } from '../http/errors.js';
 import { isUuid } from '../ids.js';
 import { longerThan } from '../text.js';
+import { EMAIL_SHAPE, keptEmail, MAX_EMAIL_CHARS } from '../email.js';
 import { formatMinor, parseMoney } from '../money.js';
 import { PAYOUT_SCHEDULES, nextInstant, type PayoutSchedule } from './schedule.js';
 import { decimalText, parseDecimal } from './money-math.js';
@@ -62,11 +63,8 @@ export function payoutDestination(deps: Deps, method: StoredPayoutMethod): Payou
   return { type: 'bank', accountHolder: method.accountHolder, accountNumber: deps.secrets.open(method.accountNumberEnc), routingNumber: method.routingNumber };
 }
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** Longest account holder name and PayPal email kept: the snapshot is copied onto every payout. */
+/** Longest account holder name kept (a PayPal email: MAX_EMAIL_CHARS): the snapshot is copied onto every payout. */
 export const MAX_HOLDER_LENGTH = 255;
-export const MAX_EMAIL_LENGTH = 254;
 
 function text(body: Record<string, unknown>, field: string, max: number, pattern?: RegExp, hint?: string): string {
   const value = body[field];
@@ -82,7 +80,8 @@ function text(body: Record<string, unknown>, field: string, max: number, pattern
 export async function putPayoutMethod(deps: Deps, developerId: string, body: Record<string, unknown>) {
   let method: StoredPayoutMethod;
   if (body.type === 'paypal') {
-    method = { type: 'paypal', email: text(body, 'email', MAX_EMAIL_LENGTH, EMAIL_RE, 'must be an email address').toLowerCase() };
+    const email = keptEmail(text(body, 'email', MAX_EMAIL_CHARS, EMAIL_SHAPE, 'must be an email address'), (max) => badRequest(`email is at most ${max} characters`));
+    method = { type: 'paypal', email };
   } else if (body.type === 'bank') {
     const accountNumber = text(body, 'accountNumber', Infinity, /^[0-9A-Za-z]{4,34}$/, 'must be 4 to 34 letters or digits');
     method = {

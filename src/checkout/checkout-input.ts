@@ -10,6 +10,7 @@ import { ADDRESS_KEYS, type Address } from '../orders/order-view.js';
 import { withPlaceNames } from '../orders/address-names.js';
 import type { AskedLine } from './checkouts.repo.js';
 import { MAX_RATE_HANDLE_CHARS } from './rate.js';
+import { EMAIL_SHAPE, keptEmail, MAX_EMAIL_CHARS } from '../email.js';
 
 export const MAX_CHECKOUT_LINES = 100;
 export const MAX_LINE_QUANTITY = 10_000;
@@ -34,7 +35,7 @@ export const AddressInputSchema = Type.Object(
 );
 
 const checkoutFields = {
-  email: Type.Optional(nullable(Type.String({ maxLength: 254, description: "the buyer's email; needed to complete" }))),
+  email: Type.Optional(nullable(Type.String({ maxLength: MAX_EMAIL_CHARS, description: "the buyer's email; needed to complete" }))),
   line_items: Type.Array(LineInputSchema, { minItems: 1, maxItems: MAX_CHECKOUT_LINES, description: `1 to ${MAX_CHECKOUT_LINES} lines` }),
   shipping_address: Type.Optional(nullable(AddressInputSchema)),
   discount_code: Type.Optional(nullable(Type.String({ maxLength: 100 }))),
@@ -79,8 +80,10 @@ export function readAddress(address: NonNullable<CheckoutCreate['shipping_addres
   return withPlaceNames(out);
 }
 
+/** The email as kept (src/email.ts): bounded as kept, so a completion never refuses what a change took. */
 export function readEmail(email: string | null | undefined): string | null {
-  const e = email?.trim().toLowerCase() || null;
-  if (e !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(e)) throw fieldError('email', 'is invalid');
+  if (!email?.trim()) return null;
+  const e = keptEmail(email, (max) => fieldError('email', `is too long (maximum ${max} characters)`));
+  if (!EMAIL_SHAPE.test(e)) throw fieldError('email', 'is invalid');
   return e;
 }

@@ -15,6 +15,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
 import type { Page } from '../http/paging.js';
 import type { CustomerAdminBody, CustomerCreateBody, CustomerUpdateBody } from './customers.schemas.js';
+import { EMAIL_SHAPE, keptEmail, MAX_EMAIL_CHARS } from '../email.js';
 import { fieldError, has, optionalBoolean, optionalText, requiredText, unwrap, type Body } from '../content/fields.js';
 import {
   deleteCustomerRow, emailTaken, findCustomer, insertCustomer, listCustomers, lockCustomerEmail, type CustomerFields, type CustomerRow,
@@ -22,7 +23,6 @@ import {
 } from './customers.repo.js';
 import { CUSTOMER_PHONE_MAX, splitName, storedName } from './customer-fields.js';
 
-const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The only address fields kept (app-api.md `POST /api/v1/customers.json`). */
 export const ADDRESS_FIELDS = ['address1', 'city', 'province', 'country', 'zip', 'phone'] as const;
 
@@ -119,8 +119,8 @@ export function readCustomerPatch(raw: unknown, creating: boolean): CustomerPatc
   const body = unwrap(raw, 'customer');
   const patch: CustomerPatch = {};
   if (creating || has(body, 'email')) {
-    const email = requiredText(body, 'email', 254).toLowerCase();
-    if (!EMAIL_RE.test(email)) throw fieldError('email', 'is invalid');
+    const email = keptEmail(requiredText(body, 'email', MAX_EMAIL_CHARS), (max) => fieldError('email', `is too long (maximum ${max} characters)`));
+    if (!EMAIL_SHAPE.test(email)) throw fieldError('email', 'is invalid');
     patch.email = email;
   }
   const first = optionalText(body, 'first_name');

@@ -2,6 +2,7 @@
 // into checked values: every problem is a 400 naming its field (src/content/fields.ts).
 import { isUuid } from '../ids.js';
 import { longerThan } from '../text.js';
+import { EMAIL_SHAPE, keptEmail, MAX_EMAIL_CHARS } from '../email.js';
 import { AmountTooLargeError, parseMoney } from '../money.js';
 import { fitsMinorUnits, isoCurrency, minorDigits } from '../currencies.js';
 import {
@@ -78,6 +79,9 @@ function text(value: unknown, field: string, max = 255, verbatim = false): strin
   if (longerThan(t, max)) throw fieldError(field, `is too long (maximum ${max} characters)`);
   return t === '' ? null : t;
 }
+
+/** The error of an email past its bound as kept (src/email.ts), in `text`'s words. */
+const tooLong = (field: string) => (max: number) => fieldError(field, `is too long (maximum ${max} characters)`);
 
 /** An id of the catalog: a UUID, or the numeric id as a number or digit string (C14.2, C14.3). */
 function catalogRef(value: unknown, field: string, required: boolean): string | null {
@@ -210,11 +214,12 @@ export function readNewOrder(raw: unknown): NewOrderInput {
   let customer: CustomerInput | null = null;
   if (body.customer !== undefined && body.customer !== null) {
     const c = object(body.customer, 'customer');
-    const email = text(c.email, 'customer.email', 254);
-    customer = { email: email?.toLowerCase() ?? null, raw: c };
+    const email = text(c.email, 'customer.email', MAX_EMAIL_CHARS);
+    customer = { email: email === null ? null : keptEmail(email, tooLong('customer.email')), raw: c };
   }
-  const email = (text(body.email, 'email', 254) ?? customer?.email ?? null)?.toLowerCase() ?? null;
-  if (email !== null && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw fieldError('email', 'is invalid');
+  const sent = text(body.email, 'email', MAX_EMAIL_CHARS);
+  const email = sent === null ? (customer?.email ?? null) : keptEmail(sent, tooLong('email'));
+  if (email !== null && !EMAIL_SHAPE.test(email)) throw fieldError('email', 'is invalid');
   if (body.shipping_address === undefined || body.shipping_address === null) throw fieldError('shipping_address', "can't be blank");
   const shippingAddress = readAddress(body.shipping_address, 'shipping_address');
   const billingAddress = body.billing_address === undefined || body.billing_address === null ? null : readAddress(body.billing_address, 'billing_address');
@@ -308,7 +313,7 @@ export function readOrderUpdate(raw: unknown): OrderUpdateInput {
     out.status = body.status as OrderUpdateInput['status'];
   }
   const texts: [keyof OrderUpdateInput, number][] = [
-    ['courierName', 255], ['trackingNumber', 255], ['digitaldata', 10_000], ['staffId', 255], ['clientName', 255], ['email', 254],
+    ['courierName', 255], ['trackingNumber', 255], ['digitaldata', 10_000], ['staffId', 255], ['clientName', 255], ['email', MAX_EMAIL_CHARS],
     ['mobileNumber', 64], ['address', 255], ['city', 255], ['state', 255], ['country', 255], ['pinCode', 64],
   ];
   // The tracking fields are carrier labels, stored exactly as sent like the fulfillment's.
@@ -316,8 +321,8 @@ export function readOrderUpdate(raw: unknown): OrderUpdateInput {
   for (const [key, max] of texts) if (has(body, key)) (out as any)[key] = text(body[key], key, max, verbatim.has(key));
   if (has(body, 'notes')) out.notes = optionalText(body, 'notes', { raw: true, max: 5000 }) ?? null;
   if (out.email) {
-    out.email = out.email.toLowerCase();
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(out.email)) throw fieldError('email', 'is invalid');
+    out.email = keptEmail(out.email, tooLong('email'));
+    if (!EMAIL_SHAPE.test(out.email)) throw fieldError('email', 'is invalid');
   }
   if (has(body, 'deliveryDate')) {
     if (body.deliveryDate === null) out.deliveryDate = null;
