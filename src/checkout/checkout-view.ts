@@ -5,7 +5,7 @@ import { Type, type Static } from 'typebox';
 import { formatMinor } from '../money.js';
 import { Money, nullable, StringEnum, Timestamp } from '../http/schemas.js';
 import { ADDRESS_KEYS, addressView, type Address } from '../orders/order-view.js';
-import type { OrderTotals } from '../orders/pricing.js';
+import { totalsTooLarge, type OrderTotals } from '../orders/pricing.js';
 import type { CheckoutRow } from './checkouts.repo.js';
 import type { PricedLine, ValidationProblem } from './checkout-lines.js';
 import { ShippingRateSchema } from './rate.js';
@@ -13,6 +13,20 @@ import type { PaymentMethodOffer } from './payment-methods.js';
 import type { AutomaticDiscount } from '../functions/operations.js';
 
 const money = (minor: number) => formatMinor(minor)!;
+
+/**
+ * The checkout's sums as the storefront and its functions see them. Past MAX_ORDER_MINOR (a chosen
+ * app rate near 2^53 hundredths, a price raised under the lines) a number's sum is rounded, and the
+ * total of 1,250 hundredths of lines and a rate of 2^53 - 1 was shown a cent short. Such a checkout
+ * cannot complete (its validation error says so), but what it shows still adds up, to the cent: the
+ * sums of the lines' exact figures, in bigint.
+ */
+function sums(totals: OrderTotals): { subtotal: string; discounts: string; total: string } {
+  if (!totalsTooLarge(totals)) return { subtotal: money(totals.subtotalMinor), discounts: money(totals.totalDiscountMinor), total: money(totals.totalMinor) };
+  const subtotal = totals.lines.reduce((s, l) => s + BigInt(l.finalLineMinor), 0n);
+  const discounts = totals.lines.reduce((s, l) => s + BigInt(l.discountMinor), BigInt(totals.shippingDiscountMinor));
+  return { subtotal: formatMinor(subtotal), discounts: formatMinor(discounts), total: formatMinor(subtotal + BigInt(totals.shippingMinor) + BigInt(totals.taxMinor)) };
+}
 
 const AddressSchema = Type.Object(
   Object.fromEntries(ADDRESS_KEYS.map((key) => [key, nullable(Type.String())])) as Record<(typeof ADDRESS_KEYS)[number], ReturnType<typeof nullable<ReturnType<typeof Type.String>>>>,
@@ -82,6 +96,7 @@ const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
 export function checkoutView(token: string, s: CheckoutState): CheckoutView {
   const { row, totals } = s;
+  const shown = sums(totals);
   return {
     token,
     email: row.email,
@@ -108,11 +123,11 @@ export function checkoutView(token: string, s: CheckoutState): CheckoutView {
     payment_methods: s.paymentMethods,
     payment_method: row.payment_method,
     validation_errors: s.problems,
-    subtotal_price: money(totals.subtotalMinor),
-    total_discounts: money(totals.totalDiscountMinor),
+    subtotal_price: shown.subtotal,
+    total_discounts: shown.discounts,
     shipping_price: money(totals.shippingMinor),
     tax_price: money(totals.taxMinor),
-    total_price: money(totals.totalMinor),
+    total_price: shown.total,
     order_id: row.order_id,
     completed_at: iso(row.completed_at),
     expires_at: row.expires_at.toISOString(),
