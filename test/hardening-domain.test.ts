@@ -8,12 +8,13 @@ import { createHarness, TEST_SECRET, type Harness } from './helpers/harness.js';
 import { operatorToken, signupMerchant, storeWithApp } from './helpers/actors.js';
 import { expectEnvelopeError } from './helpers/expect.js';
 import { eventsOf } from './helpers/events.js';
-import { insertProduct, orderBody, orderStore, takeOrder } from './helpers/orders.js';
+import { insertProduct, orderBody, orderStore, takeOrder, uniq } from './helpers/orders.js';
 import { MAX_CLOCK_OFFSET_MS, loadClockOffset } from '../src/platform/clock-store.js';
 import { TestClock } from '../src/clock.js';
 import { isoCurrency, hundredthsStep } from '../src/currencies.js';
 import { data as isoCurrencies } from 'currency-codes';
 import { computeTotals } from '../src/orders/pricing.js';
+import { lineItemView } from '../src/orders/order-view.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -150,6 +151,34 @@ describe('ISO 4217 currencies and their minor units', () => {
     // The replacement products of an order update are held to the order's currency the same way.
     const replaced = await h.req('PUT', `/orders/update/${order.orderId}`, { token: s.merchant.token, body: { products: [{ product_id: cents.id, quantity: 1 }] } });
     expectEnvelopeError(replaced, 400, 'products[0].price');
+  });
+
+  it("a line's final_price is a whole yen: 10 % off 7 units of 67 yen shows 60 a unit, not 60.29 (its final_line_price, 422, is the exact figure)", async () => {
+    const s = await orderStore(h);
+    const code = `YEN${uniq().toUpperCase()}`;
+    expect((await h.req('POST', '/discounts', { token: s.merchant.token, body: { code, type: 'Percentage', discountPercentage: 10 } })).statusCode).toBe(201);
+    const order = await takeOrder(h, s.merchant.token, orderBody(null, { currency: 'JPY', line_items: [{ title: 'Tea', price: '67', quantity: 7 }], discount_code: code }));
+    const line = (await h.req('GET', `/api/v1/orders/${order.orderId}.json`, { token: s.accessToken })).json().order.line_items[0];
+    // 469 yen less 10 % (46.9, whole yen half up: 47) is 422; 422 / 7 = 60.29 a unit, shown in whole yen.
+    expect(line).toMatchObject({ price: '67.00', line_price: '469.00', total_discount: '47.00', final_line_price: '422.00', final_price: '60.00' });
+  });
+
+  it("every amount of a line's view is a whole number of its currency's steps, over random lines (USD, JPY, BHD, KRW)", () => {
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+    for (const currency of ['USD', 'JPY', 'BHD', 'KRW']) {
+      const step = hundredthsStep(currency);
+      for (let i = 0; i < 2_000; i++) {
+        const quantity = 1 + next(50);
+        const priceMinor = (1 + next(100_000)) * step;
+        const discountMinor = next(priceMinor * quantity / step + 1) * step;
+        const view = lineItemView({ id: 'l', product_id: null, variant_id: null, product_num_id: null, variant_num_id: null, title: 't', variant_title: null, sku: null, quantity, price_minor: priceMinor, total_discount_minor: discountMinor, properties: [], requires_shipping: true, taxable: true, stock_deducted: false, fulfilled_quantity: 0, position: 0 }, step);
+        for (const key of ['price', 'line_price', 'final_price', 'final_line_price', 'total_discount'] as const) {
+          const hundredths = Math.round(Number(view[key]) * 100);
+          if (hundredths % step !== 0) throw new Error(`${currency} ${key} ${view[key]} (quantity ${quantity}, price ${priceMinor}, discount ${discountMinor})`);
+        }
+      }
+    }
   });
 
   it('discounts are shared out in whole steps of the currency, and still add up exactly', () => {

@@ -9,6 +9,7 @@
 import { formatMinor } from '../money.js';
 import { splitName } from '../customers/customer-fields.js';
 import { metafieldsView, type MetafieldsShown } from './order-metafields.js';
+import { hundredthsStep } from '../currencies.js';
 import { finalUnitMinor, formatTaxRate, parseTaxRate, type AppliedDiscount } from './pricing.js';
 import type { StoredAutomaticDiscount } from './orders.repo.js';
 
@@ -145,7 +146,8 @@ export function lineFulfillmentStatus(l: Pick<LineJson, 'fulfilled_quantity' | '
   return l.fulfilled_quantity > 0 ? 'partial' : null;
 }
 
-export function lineItemView(l: LineJson) {
+/** A line as orders show it; `step` is the order currency's (hundredthsStep), for the per-unit final_price. */
+export function lineItemView(l: LineJson, step: number) {
   const lineMinor = l.price_minor * l.quantity;
   const finalLine = lineMinor - l.total_discount_minor;
   return {
@@ -157,7 +159,7 @@ export function lineItemView(l: LineJson) {
     quantity: l.quantity,
     price: money(l.price_minor),
     line_price: money(lineMinor),
-    final_price: money(finalUnitMinor(finalLine, l.quantity)),
+    final_price: money(finalUnitMinor(finalLine, l.quantity, step)),
     final_line_price: money(finalLine),
     total_discount: money(l.total_discount_minor),
     sku: l.sku,
@@ -235,7 +237,7 @@ export function orderView(o: OrderRow, baseUrl: string, metafields: MetafieldsSh
     total_refunded_amount: money(o.refunded_minor),
     total_net_amount: money(o.total_minor - o.refunded_minor),
     item_count: itemCount(o),
-    line_items: o.line_items.map(lineItemView),
+    line_items: o.line_items.map((l) => lineItemView(l, hundredthsStep(o.currency))),
     customer: customerView(o.customer),
     shipping_address: addressView(o.shipping_address),
     billing_address: addressView(o.billing_address),
@@ -276,7 +278,7 @@ export function orderListView(o: OrderRow) {
     shipping_price: money(o.shipping_minor),
     total_discounts: money(o.discount_minor),
     total_price: money(o.total_minor),
-    line_items: o.line_items.map(lineItemView),
+    line_items: o.line_items.map((l) => lineItemView(l, hundredthsStep(o.currency))),
     customer: customerView(o.customer),
     shipping_address: addressView(o.shipping_address),
     billing_address: addressView(o.billing_address),
@@ -306,7 +308,7 @@ export function orderCreatePayload(o: OrderRow) {
     customer: c && { id: c.id, first_name: c.first_name, last_name: c.last_name, email: c.email },
     shipping_address: a && { address1: a.address1, address2: a.address2, city: a.city, province: a.province, country: a.country, zip: a.zip, phone: a.phone },
     line_items: o.line_items.map((l) => {
-      const v = lineItemView(l);
+      const v = lineItemView(l, hundredthsStep(o.currency));
       return { id: v.id, product_id: v.product_id, variant_id: v.variant_id, title: v.title, quantity: v.quantity, price: v.price, sku: v.sku };
     }),
     shipping_lines: shippingLines(o),

@@ -144,9 +144,14 @@ export const MAX_ORDER_SAID = `${Math.floor(MAX_ORDER_MINOR / 100)}.${MAX_ORDER_
 /** The refusal of an order whose totals are past MAX_ORDER_MINOR: a 400, as any other bad line. */
 export const TOTAL_TOO_LARGE = `The order's total is above the largest amount an order can hold (${MAX_ORDER_SAID})`;
 
-/** The per-unit price after discounts, rounded half up (final_line_price is the exact figure). */
-export function finalUnitMinor(finalLineMinor: number, quantity: number): number {
-  return quantity > 0 ? mulDivRound(finalLineMinor, 1, quantity) : 0;
+/**
+ * The per-unit price after discounts, rounded half up to a whole `step` (the currency's smallest
+ * amount in hundredths, currencies.ts hundredthsStep): final_line_price is the exact figure. In
+ * hundredths alone a yen line of 471 over 7 units showed a final_price of 67.29, an amount no yen
+ * price can be.
+ */
+export function finalUnitMinor(finalLineMinor: number, quantity: number, step = 1): number {
+  return quantity > 0 ? mulDivRound(finalLineMinor, 1, quantity * step) * step : 0;
 }
 
 /** "0.0825" / 0.0825 -> 82500 parts per million; null when not a rate in [0, 1] with at most 6 decimals. */

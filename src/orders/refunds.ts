@@ -10,6 +10,7 @@ import { uuidv7 } from '../ids.js';
 import { formatMinor } from '../money.js';
 import { emit } from '../outbox/emit.js';
 import { readRefundOrCancel } from './order-input.js';
+import { hundredthsStep } from '../currencies.js';
 import { lineItemView, merchantOrderRecord, type OrderRow } from './order-view.js';
 import { findOrderAnyStore, insertRefund, insertTransaction, recordChange, setOrder } from './orders.repo.js';
 import { emitOrderEvents, lockForChange, paidAmount, type Actor } from './orders.service.js';
@@ -44,7 +45,7 @@ export function refundPayload(
     restock: refund.restock,
     refund_line_items: refund.lines.map((r, i) => ({
       id: r.id, line_item_id: r.line_item_id, quantity: r.quantity, restock_type: r.restock_type,
-      subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i]),
+      subtotal: formatMinor(r.subtotal_minor), line_item: lineItemView(order.line_items[i], hundredthsStep(order.currency)),
     })),
     transactions: refund.transactions.map((t) => ({
       id: t.id, order_id: order.id, amount: formatMinor(t.amountMinor), kind: 'refund', status: 'success', gateway: t.gateway,
