@@ -22,7 +22,20 @@ export const EMAIL_SHAPE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * its own shape) when the kept form is past MAX_EMAIL_CHARS.
  */
 export function keptEmail(sent: string, tooLong: (max: number) => Error): string {
-  const kept = sent.trim().toLowerCase();
+  const kept = emailKey(sent);
   if (longerThan(kept, MAX_EMAIL_CHARS)) throw tooLong(MAX_EMAIL_CHARS);
   return kept;
+}
+
+/**
+ * The kept form of an email someone names (a GDPR request, the email log's filter), to look a kept
+ * email up by: trimmed and lower-cased by JavaScript, as every writer keeps it. SQL's `lower()` of the
+ * name is not that: PostgreSQL lower-cases 'İ' (U+0130) to a plain 'i' where JavaScript gives 'i' and
+ * U+0307, and PGlite leaves letters that PostgreSQL lower-cases ('Ⓐ', U+24B6) as they are, so
+ * `lower(email) = lower($1)` missed the customer whose email was named exactly as it was given, or
+ * found it on one database and not on the other. `lower()` of a kept email is the email itself on
+ * both databases, so `lower(email) = $key` (or `lower($key)`) finds it on both.
+ */
+export function emailKey(sent: string): string {
+  return sent.trim().toLowerCase();
 }

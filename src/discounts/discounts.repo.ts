@@ -41,8 +41,13 @@ const STATUS_SQL: Record<StatusFilter, (now: string) => string> = {
   disabled: () => `status = 'Inactive'`,
 };
 
-/** `code` as a LIKE pattern that matches the text literally: %, _ and \ lose their meaning. */
-export const likeContains = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, '\\$&')}%`;
+/**
+ * `code` as a LIKE pattern that matches the text literally: %, _ and \ lose their meaning. Its case
+ * is left to SQL (`lower(code) LIKE lower($n)`), as the code's unique index and `lockDiscountByCode`
+ * compare: JavaScript's lower case is not PostgreSQL's ('İ' is 'i' + U+0307 here and 'i' there; PGlite
+ * keeps 'Ⓐ' that both others lower-case), and a discount was not found by its own code.
+ */
+export const likeContains = (text: string) => `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 
 export async function listDiscounts(q: Queryable, storeId: string, opts: { status?: StatusFilter; code?: string; now: Date; limit: number; offset: number }) {
   const params: unknown[] = [storeId];
@@ -55,7 +60,7 @@ export async function listDiscounts(q: Queryable, storeId: string, opts: { statu
   }
   if (opts.code) {
     params.push(likeContains(opts.code));
-    where.push(`lower(code) LIKE $${params.length} ESCAPE '\\'`);
+    where.push(`lower(code) LIKE lower($${params.length}) ESCAPE '\\'`);
   }
   const filter = where.join(' AND ');
   const [page, count] = await Promise.all([

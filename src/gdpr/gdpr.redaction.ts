@@ -9,6 +9,7 @@
 // that saw the customer's data go (C11.5), and so do the customer's metafields and the email kept
 // of its payment-processor subscriptions (C13).
 import type { Queryable } from '../db/db.js';
+import { emailKey } from '../email.js';
 import { eraseRunsAtCheckouts, eraseRunsNaming } from '../functions/function-runs.repo.js';
 import { deleteOwnedMetafields } from '../metafields/metafields.repo.js';
 import { erasedValuesPattern, personalAddressValues, REGION_KEYS, scrubFunctionResultsText, scrubOrderText, scrubShippingRate } from './erased-text.js';
@@ -42,10 +43,10 @@ export async function redactCustomer(tx: Queryable, t: RedactionTarget, now: Dat
   const { rows: found } = await tx.query<{ id: string; email: string }>(
     `SELECT id, email FROM customers WHERE store_id = $1
        AND (id = $2::uuid OR ($2::uuid IS NULL AND $3::text IS NOT NULL AND lower(email) = lower($3::text)))`,
-    [t.storeId, t.customerId, t.customerEmail],
+    [t.storeId, t.customerId, t.customerEmail === null ? null : emailKey(t.customerEmail)],
   );
   const customer = found[0] ?? null;
-  const emails = [...new Set([t.customerEmail, customer?.email].filter((e): e is string => !!e).map((e) => e.toLowerCase()))];
+  const emails = [...new Set([t.customerEmail, customer?.email].filter((e): e is string => !!e).map(emailKey))];
   // The orders are read first (locked): what the checkout's functions and shipping apps echoed of the
   // buyer was copied into the order at completion (the shipping line's title, the automatic
   // discounts' titles), and goes with the values the erasure empties, read before they go.

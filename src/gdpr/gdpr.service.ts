@@ -8,6 +8,7 @@ import type { TokenInfo } from '../oauth/token-cache.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { isUuid, uuidv7 } from '../ids.js';
 import { longerThan } from '../text.js';
+import { emailKey } from '../email.js';
 import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 import {
   ACKNOWLEDGE_DAYS, COMPLETION_DAYS, DAY_MS, REQUEST_TYPES, TOPIC_OF, appStateOf, appStatesOf, findRequest, listRequests, requestView,
@@ -71,7 +72,7 @@ async function resolveCustomer(q: Queryable, storeId: string, id: string | null,
   }
   if (email !== null) {
     const { rows } = await q.query<{ id: string; phone: string | null }>(
-      'SELECT id, phone FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, email],
+      'SELECT id, phone FROM customers WHERE store_id = $1 AND lower(email) = lower($2)', [storeId, emailKey(email)],
     );
     return { id: rows[0]?.id ?? null, email, phone: phone ?? rows[0]?.phone ?? null };
   }
@@ -101,7 +102,7 @@ async function customerOrderIds(q: Queryable, storeId: string, c: GdprCustomer):
     `SELECT id FROM orders WHERE store_id = $1
        AND (($2::uuid IS NOT NULL AND customer_id = $2::uuid) OR (customer_id IS NULL AND $3::text IS NOT NULL AND lower(email) = lower($3::text)))
      ORDER BY created_at, id`,
-    [storeId, c.id, c.email],
+    [storeId, c.id, c.email === null ? null : emailKey(c.email)],
   );
   return rows.map((r) => r.id);
 }

@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { Queryable } from '../db/db.js';
 import { uuidv7 } from '../ids.js';
+import { emailKey } from '../email.js';
 import { Id, StringEnum, Timestamp } from '../http/schemas.js';
 import { storableText } from '../functions/runtime/storable-text.js';
 
@@ -149,18 +150,22 @@ export function emailView(row: { id: string; to_address: string; subject: string
   };
 }
 
-/** Newest first; `to` matches the whole address in any case. */
+/**
+ * Newest first; `to` matches the whole address in any case: its kept form (src/email.ts, as every
+ * writer of a recipient keeps an email), not SQL's lower() of it, which differs from JavaScript's.
+ */
 export async function listEmails(q: Queryable, opts: { to?: string; limit: number; offset: number }) {
-  const where = opts.to ? 'WHERE lower(to_address) = lower($3)' : '';
+  const to = opts.to ? emailKey(opts.to) : undefined;
+  const where = to ? 'WHERE lower(to_address) = lower($3)' : '';
   const params: unknown[] = [opts.limit, opts.offset];
-  if (opts.to) params.push(opts.to);
+  if (to) params.push(to);
   const [page, count] = await Promise.all([
     q.query<Parameters<typeof emailView>[0]>(
       `SELECT id, to_address, subject, template, status, created_at FROM email_log ${where}
         ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`,
       params,
     ),
-    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_log ${opts.to ? 'WHERE lower(to_address) = lower($1)' : ''}`, opts.to ? [opts.to] : []),
+    q.query<{ n: number }>(`SELECT count(*)::int AS n FROM email_log ${to ? 'WHERE lower(to_address) = lower($1)' : ''}`, to ? [to] : []),
   ]);
   return { emails: page.rows.map(emailView), total: count.rows[0].n };
 }
