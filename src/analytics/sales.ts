@@ -7,6 +7,7 @@ import type { Queryable } from '../db/db.js';
 import { badRequest } from '../http/errors.js';
 import { parseInstant } from '../content/fields.js';
 import { mulDivRound } from '../orders/pricing.js';
+import { hundredthsStep } from '../currencies.js';
 
 export const RANGES = ['today', 'yesterday', 'last_7_days', 'last_30_days', 'last_90_days', 'this_month', 'last_month', 'this_year', 'custom'] as const;
 export type RangeName = (typeof RANGES)[number];
@@ -76,6 +77,8 @@ const UNTIL = `(($3::date + 1)::timestamp AT TIME ZONE 'UTC')`;
 
 // Sums of minor units come back as the exact text of SQL's numeric sums (see `major`).
 interface SalesRow {
+  /** The store's currency: the averages are whole amounts of it. */
+  currency: string;
   orders: number;
   gross_minor: string;
   tax_minor: string;
@@ -126,6 +129,7 @@ sessions AS MATERIALIZED (
     FROM ev WHERE type = 'session' ORDER BY session_id, occurred_at
 )
 SELECT
+  (SELECT currency FROM stores WHERE id = $1::uuid) AS currency,
   (SELECT COALESCE(sum(orders), 0) FROM by_day)::int AS orders,
   (SELECT COALESCE(sum(gross), 0) FROM by_day)::text AS gross_minor,
   (SELECT COALESCE(sum(tax), 0) FROM by_day)::text AS tax_minor,
@@ -156,8 +160,16 @@ function major(minor: bigint): number {
   const abs = minor < 0n ? -minor : minor;
   return Number(`${minor < 0n ? '-' : ''}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`);
 }
-/** a / b minor units rounded half up to a whole minor unit, as major units; a >= 0, b > 0. */
-const majorPer = (a: bigint, b: number) => major((2n * a + BigInt(b)) / (2n * BigInt(b)));
+/**
+ * a / b hundredths rounded half up to a whole `step` (the store currency's smallest amount in
+ * hundredths, currencies.ts hundredthsStep), as major units; a >= 0, b > 0. An average is an amount
+ * of the store's currency: in hundredths alone a yen store's orders of 100, 100 and 101 yen had an
+ * average order of 100.33 yen, an amount no yen figure can be (as a line's final_price, pricing.ts).
+ */
+const majorPer = (a: bigint, b: number, step: number) => {
+  const d = BigInt(b) * BigInt(step);
+  return major(((2n * a + d) / (2n * d)) * BigInt(step));
+};
 /** a / b rounded half up to 2 decimals; 0 when b is 0 (C6.8). */
 const ratio2 = (a: number, b: number) => (b === 0 ? 0 : mulDivRound(a, 100, b) / 100);
 
@@ -178,10 +190,11 @@ export async function salesAnalytics(q: Queryable, storeId: string, range: DayRa
   const saleByTopRegion: Record<string, number> = Object.fromEntries((r.regions ?? []).map(([region, minor]) => [region, major(BigInt(minor))]));
   const sourceCount: Record<string, { count: number }> = Object.fromEntries((r.sources ?? []).map(([source, n]) => [source, { count: Number(n) }]));
   const gross = BigInt(r.gross_minor);
+  const step = hundredthsStep(r.currency ?? 'USD');
   return {
     grossSale: major(gross),
-    averageOrderValue: r.orders ? majorPer(gross, r.orders) : 0,
-    avgSalePerDay: majorPer(gross, range.days),
+    averageOrderValue: r.orders ? majorPer(gross, r.orders, step) : 0,
+    avgSalePerDay: majorPer(gross, range.days, step),
     avgOrders: ratio2(r.orders, range.days),
     conversionRate: ratio2(r.orders * 100, r.sessions),
     cancelOrdersCount: r.cancelled_count,

@@ -25,7 +25,8 @@ export interface CustomerRow {
   created_at: Date;
   updated_at: Date;
   orders_count: number;
-  total_spent_minor: number;
+  /** The exact text of SQL's numeric sum, in hundredths: past 2^53 a number rounded it, and past int8 a cast failed (a 500). */
+  total_spent_minor: string;
 }
 
 export interface CustomerFields {
@@ -41,13 +42,14 @@ export interface CustomerFields {
 
 /**
  * Every order of the customer counts in `orders_count`; `total_spent` is what the customer paid
- * and kept: order totals less refunds, cancelled orders left out (docs/decisions.md).
+ * and kept: order totals less refunds, cancelled orders left out (docs/decisions.md). The sum is
+ * read as numeric text, as the sales analytics' sums are: one order may come to 2^53 - 1 hundredths.
  */
 const WITH_TOTALS = `c.*, o.orders_count, o.total_spent_minor
   FROM customers c
   CROSS JOIN LATERAL (
     SELECT count(*)::int AS orders_count,
-           COALESCE(sum(total_minor - refunded_minor) FILTER (WHERE cancelled_at IS NULL AND status <> 'canceled'), 0)::bigint AS total_spent_minor
+           COALESCE(sum(total_minor - refunded_minor) FILTER (WHERE cancelled_at IS NULL AND status <> 'canceled'), 0)::text AS total_spent_minor
       FROM orders WHERE customer_id = c.id) o`;
 
 export async function findCustomer(q: Queryable, storeId: string, id: string, lock = false): Promise<CustomerRow | null> {

@@ -42,7 +42,7 @@ export function customerView(c: CustomerRow) {
     phone: c.phone,
     accepts_marketing: c.accepts_marketing,
     orders_count: c.orders_count,
-    total_spent: formatMinor(c.total_spent_minor)!,
+    total_spent: formatMinor(BigInt(c.total_spent_minor)),
     tags: [] as string[],
     addresses: address ? [address] : [],
     default_address: address,

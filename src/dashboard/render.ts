@@ -43,12 +43,22 @@ export function helpers(locale: string, carry: { limit?: string } = {}) {
     /**
      * An amount as the services write it (a decimal string), formatted from that text: Intl reads a
      * numeric string exactly, where `Number()` rounded sums past 2^53 cents (the ledger's figures
-     * are exact there, docs/decisions.md) a cent or more off.
+     * are exact there, docs/decisions.md) a cent or more off. Never rounded to the currency's
+     * display digits either: the service keeps hundredths (C5.2), a yen charge's developer share
+     * is 799.20 (docs/decisions.md "Commission in zero-decimal currencies"), and Intl's digits are
+     * CLDR's, not ISO 4217's (AFN, IQD, ... show none): those figures were shown rounded, ¥799 for
+     * the 799.20 the API shows. An amount with a fraction the currency's digits cannot show is shown with
+     * all the decimals it was written with (¥799.20; ¥1,000 stays ¥1,000).
      */
     money(amount: string, currency: string): string {
       try {
         const exact = typeof amount === 'string' && /^-?[0-9]+(\.[0-9]+)?$/.test(amount);
-        const format = new Intl.NumberFormat(locale, { style: 'currency', currency }).format as (value: number | string) => string;
+        const options: Intl.NumberFormatOptions = { style: 'currency', currency };
+        const shown = new Intl.NumberFormat(locale, options).resolvedOptions().maximumFractionDigits ?? 2;
+        const decimals = exact ? (amount.split('.')[1] ?? '') : '';
+        const needed = /[1-9]/.test(decimals) ? decimals.length : 0;
+        if (needed > shown) Object.assign(options, { minimumFractionDigits: needed, maximumFractionDigits: needed });
+        const format = new Intl.NumberFormat(locale, options).format as (value: number | string) => string;
         return format(exact ? amount : Number(amount));
       } catch {
         return `${amount} ${currency}`;

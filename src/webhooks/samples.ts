@@ -112,7 +112,7 @@ function sampleProduct(now: Date): ProductRow {
 function sampleCustomer(now: Date): CustomerRow {
   return {
     id: CUSTOMER_ID, store_id: SAMPLE_STORE_ID, email: EMAIL, name: NAME, phone: PHONE, accepts_marketing: false, note: null, address: ADDRESS,
-    created_at: now, updated_at: now, orders_count: 1, total_spent_minor: 5500,
+    created_at: now, updated_at: now, orders_count: 1, total_spent_minor: '5500',
   };
 }
 
