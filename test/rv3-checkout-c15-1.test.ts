@@ -1,11 +1,9 @@
 // Review (rv3) of the buyer checkout resource (C15.1): each test failed before its fix.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { checkoutCalls } from './helpers/checkout.js';
+import { checkoutCalls, checkoutWithShippingApp } from './helpers/checkout.js';
 import { expectEnvelopeError } from './helpers/expect.js';
-import { address, insertProduct, orderStore } from './helpers/orders.js';
-import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
-import { startReceiver } from './fixtures/webhook-receiver.js';
+import { insertProduct, orderStore } from './helpers/orders.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -44,25 +42,17 @@ describe('the email as the checkout keeps it (C15.1 email; C7.1 customer)', () =
 describe('the sums a checkout shows are exact past what an order can hold (C5.2, C15.1)', () => {
   it("a chosen app rate of 2^53 - 1 hundredths: the total is the exact sum (was a cent short), the validation error says why, completion is a 422", async () => {
     const huge = '9007199254740991';
-    const rx = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates: [
-      { service_name: 'Freight', service_code: 'f', total_price: huge, currency: 'USD' },
-    ] }) }));
+    const { rx, s, token } = await checkoutWithShippingApp(h, [{ service_name: 'Freight', service_code: 'f', total_price: huge, currency: 'USD' }]);
     try {
-      const s = await orderStore(h);
-      const partner = await signupPartner(h);
-      const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
-      await installApp(h, s.merchant, app);
-      const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
-      const c = (await create(s, { email: 'b@example.com', line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address })).json().data.checkout;
-      const offered = (await rates(s, c.token)).json().data.shipping_rates;
+      const offered = (await rates(s, token)).json().data.shipping_rates;
       expect(offered.map((r: any) => r.price)).toEqual(['90071992547409.91']);
-      const chose = await change(s, c.token, { shipping_rate: { handle: offered[0].handle }, payment_method: 'card' });
+      const chose = await change(s, token, { shipping_rate: { handle: offered[0].handle }, payment_method: 'card' });
       expect(chose.statusCode, chose.body).toBe(200);
       const shown = chose.json().data.checkout;
       // 1,250 + 9,007,199,254,740,991 = 9,007,199,254,742,241 hundredths, to the cent.
       expect(shown).toMatchObject({ subtotal_price: '12.50', shipping_price: '90071992547409.91', total_discounts: '0.00', total_price: '90071992547422.41' });
       expect(shown.validation_errors).toEqual([{ message: "The checkout's total is above the largest amount an order can hold", target: 'cart' }]);
-      expectEnvelopeError(await complete(s, c.token), 422, /above the largest amount/);
+      expectEnvelopeError(await complete(s, token), 422, /above the largest amount/);
     } finally {
       await rx.close();
     }

@@ -1,11 +1,8 @@
 // Review of shipping rates (C15.2-C15.4), third round: each test failed before its fix
-// (docs/decisions.md, "Shipping rates (C15.2-C15.4)").
+// (docs/decisions.md, "A third review of checkout and rates").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHarness, type Harness } from './helpers/harness.js';
-import { checkoutCalls } from './helpers/checkout.js';
-import { address, insertProduct, orderStore, uniq } from './helpers/orders.js';
-import { createTestApp, installApp, signupPartner } from './helpers/actors.js';
-import { startReceiver } from './fixtures/webhook-receiver.js';
+import { checkoutCalls, checkoutWithShippingApp } from './helpers/checkout.js';
 import { parseRateReply, readRateReply } from '../src/checkout/rate-reply.js';
 
 let h: Harness;
@@ -14,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const { create, rates } = checkoutCalls(() => h);
+const { rates } = checkoutCalls(() => h);
 
 /**
  * Letters whose Unicode upper case is ASCII: `ſ` (long s) -> `S`, `ı` (dotless i) -> `I`. A rate in
@@ -34,18 +31,12 @@ describe("a rate's currency is the checkout's only when it is that ISO 4217 code
   });
 
   it("through a checkout's quote: the app's rate in `uſd` is not offered, its `usd` one is", async () => {
-    const rx = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates: [
+    const { rx, s, app, token } = await checkoutWithShippingApp(h, [
       { service_name: 'Odd', service_code: 'odd', total_price: 500, currency: 'uſd' },
       { service_name: 'Std', service_code: 'std', total_price: 700, currency: 'usd' },
-    ] }) }));
+    ]);
     try {
-      const s = await orderStore(h);
-      const partner = await signupPartner(h);
-      const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
-      await installApp(h, s.merchant, app);
-      const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
-      const c = (await create(s, { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address })).json().data.checkout;
-      const offered = await rates(s, c.token);
+      const offered = await rates(s, token);
       expect(offered.statusCode, offered.body).toBe(200);
       expect(offered.json().data.shipping_rates.map((r: any) => [r.handle, r.price])).toEqual([[`app-${app.handle}-std`, '7.00']]);
     } finally {

@@ -2,6 +2,9 @@
 // `harness` is asked for at call time, so a file can make these before its beforeAll runs.
 import type { Harness } from './harness.js';
 import { uuidv7 } from '../../src/ids.js';
+import { startReceiver } from '../fixtures/webhook-receiver.js';
+import { createTestApp, installApp, signupPartner } from './actors.js';
+import { address, insertProduct, orderStore, uniq } from './orders.js';
 
 type WithStore = { merchant: { slug: string } };
 
@@ -25,4 +28,23 @@ export async function insertSimpleZone(h: Harness, storeId: string, z: { name: s
     [id, storeId, z.name, JSON.stringify(z.countries), z.price],
   );
   return id;
+}
+
+/**
+ * A store with one shipping app installed whose rates URL answers `rates` (C15.3), a product of
+ * 12.50 and a checkout of it to the test address: what a test of an app's live rates starts from.
+ * Close `rx` when done.
+ */
+export async function checkoutWithShippingApp(h: Harness, rates: unknown[]) {
+  const rx = await startReceiver(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rates }) }));
+  const s = await orderStore(h);
+  const partner = await signupPartner(h);
+  const app = await createTestApp(h, partner.token, { scopes: ['write_shipping'], extensions: { shipping: { ratesUrl: `${rx.url}/rates` } } });
+  await installApp(h, s.merchant, app);
+  const product = await insertProduct(h, s.merchant.storeId, { price: 1250, stock: 10 });
+  const made = await h.req('POST', `/storefront/${s.merchant.slug}/checkouts`, {
+    body: { email: `b-${uniq()}@example.com`, line_items: [{ product_id: product.id, quantity: 1 }], shipping_address: address },
+  });
+  if (made.statusCode !== 201) throw new Error(`checkout create failed: ${made.body}`);
+  return { rx, s, app, token: made.json().data.checkout.token as string };
 }
